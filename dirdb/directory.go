@@ -1,0 +1,140 @@
+package dirdb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/schema"
+)
+
+// Directory is one open directory: its published file (directory.db) with one writer connection and a
+// pool of readers behind a read/write gate, and on the primary its operational file (ops.db).
+//
+// Readers hold the gate's read side for a whole read; the edge's follower takes the write side while it
+// applies replicated pages, so no reader ever sees a half-applied transaction.
+type Directory struct {
+	slug  string
+	store *Store
+	gate  sync.RWMutex
+
+	readers *sql.DB
+	stmts   readStmts
+
+	wmu    sync.Mutex // serialises writes across both files
+	writer *sql.DB    // directory.db
+	ops    *sql.DB    // ops.db, opened on first write
+
+	infoMu sync.Mutex
+	info   *dirsvc.Directory
+}
+
+func openDirectory(ctx context.Context, s *Store, slug string) (*Directory, error) {
+	path := filepath.Join(s.root, "dirs", slug, "directory.db")
+	w, err := openWriter(ctx, path, schema.Directory)
+	if err != nil {
+		return nil, err
+	}
+	r, err := openReaders(path)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	d := &Directory{slug: slug, store: s, readers: r, writer: w}
+	if err := d.stmts.prepare(ctx, r); err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Directory) close() error {
+	errs := []error{d.stmts.close(), d.readers.Close(), d.writer.Close()}
+	if d.ops != nil {
+		errs = append(errs, d.ops.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Slug returns the directory's slug.
+func (d *Directory) Slug() string { return d.slug }
+
+// opsDB returns the primary's operational file, opening it on first use. Callers hold wmu.
+func (d *Directory) opsDB(ctx context.Context) (*sql.DB, error) {
+	if d.ops == nil {
+		db, err := openWriter(ctx, filepath.Join(d.store.root, "dirs", d.slug, "ops.db"), schema.Ops)
+		if err != nil {
+			return nil, err
+		}
+		d.ops = db
+	}
+	return d.ops, nil
+}
+
+// Info returns the directory's published description; ErrNotFound before its first import.
+func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
+	d.infoMu.Lock()
+	defer d.infoMu.Unlock()
+	if d.info != nil {
+		return d.info, nil
+	}
+	d.gate.RLock()
+	defer d.gate.RUnlock()
+	var doc []byte
+	err := d.readers.QueryRowContext(ctx, "SELECT doc FROM directory WHERE id = 1").Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, dirsvc.ErrNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("read directory %q: %w", d.slug, err)
+	}
+	var info dirsvc.Directory
+	if err := json.Unmarshal(doc, &info); err != nil {
+		return nil, fmt.Errorf("decode directory %q: %w", d.slug, err)
+	}
+	d.info = &info
+	return d.info, nil
+}
+
+// forgetInfo drops the cached description after a write (or, on an edge, after applying changes).
+func (d *Directory) forgetInfo() {
+	d.infoMu.Lock()
+	d.info = nil
+	d.infoMu.Unlock()
+}
+
+// Reader returns the directory's reader; it satisfies dirsvc.Catalog.
+func (s *Store) Reader(ctx context.Context, slug string) (dirsvc.DirectoryReader, error) {
+	d, err := s.Directory(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Writer returns the write side of a directory; it satisfies dirsvc.DirectoryStore.
+func (s *Store) Writer(ctx context.Context, slug string) (dirsvc.DirectoryWriter, error) {
+	d, err := s.Directory(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Create registers a new, empty directory; it satisfies dirsvc.DirectoryStore.
+func (s *Store) Create(ctx context.Context, slug string) (dirsvc.DirectoryWriter, error) {
+	d, err := s.CreateDirectory(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Drop deletes a directory; it satisfies dirsvc.DirectoryStore.
+func (s *Store) Drop(ctx context.Context, slug string) error { return s.DropDirectory(ctx, slug) }
+
+var _ dirsvc.DirectoryStore = (*Store)(nil)

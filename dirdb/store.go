@@ -1,0 +1,163 @@
+package dirdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/schema"
+)
+
+// Store is the data folder of one node: data/platform.db and data/dirs/<slug>/{directory,ops}.db.
+// It opens directories lazily and keeps them open until Close.
+type Store struct {
+	root     string
+	platform *sql.DB
+
+	mu   sync.Mutex
+	dirs map[string]*Directory
+}
+
+// Open opens (creating and migrating where needed) the data folder at root.
+func Open(ctx context.Context, root string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(root, "dirs"), 0o755); err != nil {
+		return nil, fmt.Errorf("create data folder: %w", err)
+	}
+	p, err := openWriter(ctx, filepath.Join(root, "platform.db"), schema.Platform)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{root: root, platform: p, dirs: map[string]*Directory{}}, nil
+}
+
+// Close closes every open file.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, d := range s.dirs {
+		errs = append(errs, d.close())
+	}
+	s.dirs = map[string]*Directory{}
+	errs = append(errs, s.platform.Close())
+	return errors.Join(errs...)
+}
+
+// Root returns the data folder.
+func (s *Store) Root() string { return s.root }
+
+// Slugs returns the slugs of the directories this node serves, in order.
+func (s *Store) Slugs(ctx context.Context) ([]string, error) {
+	rows, err := s.platform.QueryContext(ctx, "SELECT slug FROM directories ORDER BY slug")
+	if err != nil {
+		return nil, fmt.Errorf("list directories: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var slug string
+		if err := rows.Scan(&slug); err != nil {
+			return nil, err
+		}
+		out = append(out, slug)
+	}
+	sort.Strings(out)
+	return out, rows.Err()
+}
+
+// Directory returns the open directory with the slug, opening it on first use. An unknown slug is
+// dirsvc.ErrNotFound.
+func (s *Store) Directory(ctx context.Context, slug string) (*Directory, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := s.dirs[slug]; ok {
+		return d, nil
+	}
+	var one int
+	err := s.platform.QueryRowContext(ctx, "SELECT 1 FROM directories WHERE slug = ?", slug).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, dirsvc.ErrNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("look up directory %q: %w", slug, err)
+	}
+	d, err := openDirectory(ctx, s, slug)
+	if err != nil {
+		return nil, err
+	}
+	s.dirs[slug] = d
+	return d, nil
+}
+
+// CreateDirectory registers a new, empty directory and returns it; it is a conflict when the slug is
+// taken.
+func (s *Store) CreateDirectory(ctx context.Context, slug string) (*Directory, error) {
+	if !dirsvc.ValidSlug(slug) {
+		return nil, dirsvc.InvalidParam("slug", "%q is not a valid directory slug", slug)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := os.MkdirAll(filepath.Join(s.root, "dirs", slug), 0o755); err != nil {
+		return nil, fmt.Errorf("create directory folder: %w", err)
+	}
+	res, err := s.platform.ExecContext(ctx,
+		"INSERT INTO directories (slug, created_at) VALUES (?, ?) ON CONFLICT (slug) DO NOTHING",
+		slug, time.Now().UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return nil, fmt.Errorf("register directory %q: %w", slug, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, dirsvc.Errorf(dirsvc.EConflict, "directory %q exists", slug)
+	}
+	d, err := openDirectory(ctx, s, slug)
+	if err != nil {
+		return nil, err
+	}
+	s.dirs[slug] = d
+	return d, nil
+}
+
+// DropDirectory closes and deletes a directory; used to undo a directory whose first import failed.
+func (s *Store) DropDirectory(ctx context.Context, slug string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d, ok := s.dirs[slug]; ok {
+		d.close()
+		delete(s.dirs, slug)
+	}
+	if _, err := s.platform.ExecContext(ctx, "DELETE FROM directories WHERE slug = ?", slug); err != nil {
+		return fmt.Errorf("unregister directory %q: %w", slug, err)
+	}
+	return os.RemoveAll(filepath.Join(s.root, "dirs", slug))
+}
+
+// SeniorManagementAvailable reports whether the platform made senior management available to the
+// directory.
+func (s *Store) SeniorManagementAvailable(ctx context.Context, slug string) (bool, error) {
+	var on bool
+	err := s.platform.QueryRowContext(ctx,
+		"SELECT senior_management_available FROM directories WHERE slug = ?", slug).Scan(&on)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, dirsvc.ErrNotFound
+	}
+	return on, err
+}
+
+// SetSeniorManagementAvailable sets the platform's switch for senior management of a directory.
+func (s *Store) SetSeniorManagementAvailable(ctx context.Context, slug string, on bool) error {
+	res, err := s.platform.ExecContext(ctx,
+		"UPDATE directories SET senior_management_available = ? WHERE slug = ?", on, slug)
+	if err != nil {
+		return fmt.Errorf("set senior management of %q: %w", slug, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return dirsvc.ErrNotFound
+	}
+	return nil
+}

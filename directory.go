@@ -1,0 +1,121 @@
+package dirsvc
+
+import "regexp"
+
+// DefaultIcon is the icon of a category or type that names none.
+const DefaultIcon = "briefcase-medical"
+
+// Directory is one published directory and its settings.
+type Directory struct {
+	Slug        string            `json:"slug"`
+	Name        string            `json:"name"`
+	Country     string            `json:"country"`  // ISO 3166-1 alpha-2, e.g. AU or NZ
+	TimeZone    string            `json:"timeZone"` // IANA zone of the directory's default
+	Licence     string            `json:"licence"`
+	Attribution string            `json:"attribution"`
+	Settings    DirectorySettings `json:"settings"`
+}
+
+// DirectorySettings are the switches a directory controls.
+type DirectorySettings struct {
+	// AnyoneMayListPractitioners lets callers without practitioners:read list practitioners.
+	AnyoneMayListPractitioners bool `json:"anyoneMayListPractitioners,omitempty"`
+	// SeniorManagement is the directory's switch for leadership; it takes effect only when the
+	// platform has also made senior management available to the directory.
+	SeniorManagement bool `json:"seniorManagement,omitempty"`
+	// Tiers are the partner tiers the directory offers.
+	Tiers []string `json:"tiers,omitempty"`
+}
+
+var slugRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$`)
+
+// ValidSlug reports whether s is a well-formed directory slug: 1 to 40 lower-case letters, digits and
+// inner hyphens.
+func ValidSlug(s string) bool { return slugRE.MatchString(s) }
+
+var areaRE = regexp.MustCompile(`^[a-z]{2,12}:[A-Za-z0-9_.\-]{1,40}$`)
+
+// ValidArea reports whether s is an area ID of the form type:code (for example state:nsw,
+// postcode:2000, lga:17200, country:au).
+func ValidArea(s string) bool { return areaRE.MatchString(s) }
+
+// Category is a directory's grouping of types, shown with an icon.
+type Category struct {
+	Code  string `json:"code"`
+	Name  string `json:"name"`
+	Icon  string `json:"icon,omitempty"`
+	Order int    `json:"order,omitempty"`
+	// Types are platform type codes; LocalTypes are the directory's local type codes. A category made
+	// of local types finds exactly the services tagged with them.
+	Types      []string  `json:"types,omitempty"`
+	LocalTypes []string  `json:"localTypes,omitempty"`
+	VisibleTo  Audiences `json:"audiences,omitempty"`
+}
+
+// PlatformType is a service type of the platform, labelled in the directory's words.
+type PlatformType struct {
+	Code     string `json:"code"`
+	Label    string `json:"label"`
+	Icon     string `json:"icon,omitempty"`
+	Category string `json:"category,omitempty"` // platform category code
+}
+
+// LocalType is a directory's own type (a specialty). Refines names the platform types it refines.
+type LocalType struct {
+	Code      string    `json:"code"`
+	Slug      string    `json:"slug"`
+	Label     string    `json:"label"`
+	Icon      string    `json:"icon,omitempty"`
+	Refines   []string  `json:"refines,omitempty"`
+	VisibleTo Audiences `json:"audiences,omitempty"`
+}
+
+// Term is a coded entry of a simple list: a program services belong to, or a target group of people
+// a service is for.
+type Term struct {
+	Code string `json:"code"`
+	Name string `json:"name"`
+}
+
+// Collection is a curated set of services named by the directory.
+type Collection struct {
+	Slug        string    `json:"slug"`
+	Title       string    `json:"title"`
+	Description string    `json:"description,omitempty"`
+	VisibleTo   Audiences `json:"audiences,omitempty"`
+	Draft       bool      `json:"draft,omitempty"`
+	StartDate   string    `json:"startDate,omitempty"`
+	EndDate     string    `json:"endDate,omitempty"`
+	Home        bool      `json:"home,omitempty"`
+	Services    []string  `json:"services,omitempty"`
+	Search      string    `json:"search,omitempty"` // a saved query string for search/services
+}
+
+// Taxonomy is everything a directory uses to classify services.
+type Taxonomy struct {
+	Categories    []Category     `json:"categories"`
+	PlatformTypes []PlatformType `json:"platformTypes"`
+	LocalTypes    []LocalType    `json:"localTypes"`
+	Programs      []Term         `json:"programs"`
+	TargetGroups  []Term         `json:"targetGroups"`
+}
+
+// PlatformType returns the platform type with the code, or nil.
+func (t *Taxonomy) PlatformType(code string) *PlatformType {
+	for i := range t.PlatformTypes {
+		if t.PlatformTypes[i].Code == code {
+			return &t.PlatformTypes[i]
+		}
+	}
+	return nil
+}
+
+// LocalType returns the local type with the code, or nil.
+func (t *Taxonomy) LocalType(code string) *LocalType {
+	for i := range t.LocalTypes {
+		if t.LocalTypes[i].Code == code {
+			return &t.LocalTypes[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// The page representations are composed at read time from the stored views of the same audience, so
+// a page never shows more than its parts do.
+
+func decodeView[T any](p *dirsvc.Published) (*T, error) {
+	v := new(T)
+	if err := json.Unmarshal(p.Body, v); err != nil {
+		return nil, fmt.Errorf("decode view of %s: %w", p.PublicID, err)
+	}
+	return v, nil
+}
+
+// viewOf returns the audience's view of a related record, or nil when it is hidden from them.
+func viewOf[T any](ctx context.Context, rd *reading, id string) (*T, error) {
+	if id == "" {
+		return nil, nil
+	}
+	st, err := rd.dir.Record(ctx, id, rd.aud)
+	if errors.Is(err, dirsvc.ErrNotFound) || err == nil && st.View == nil {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return decodeView[T](st.View)
+}
+
+// relatedViews returns the audience's views of the records of kind that refer to id.
+func relatedViews[T any](ctx context.Context, rd *reading, kind, ref dirsvc.Kind, id string) ([]*T, error) {
+	ps, err := rd.dir.Related(ctx, rd.aud, kind, ref, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*T, 0, len(ps))
+	for i := range ps {
+		v, err := decodeView[T](&ps[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (s *Server) servicePage(ctx context.Context, rd *reading) (*dirsvc.ServicePage, error) {
+	sv, err := decodeView[dirsvc.ServiceView](rd.status.View)
+	if err != nil {
+		return nil, err
+	}
+	page := &dirsvc.ServicePage{ServiceView: *sv, Roles: []dirsvc.RoleView{}}
+	if page.Organisation, err = viewOf[dirsvc.OrganisationView](ctx, rd, sv.Organisation.PublicID); err != nil {
+		return nil, err
+	}
+	if sv.Location != nil {
+		if page.Location, err = viewOf[dirsvc.LocationView](ctx, rd, sv.Location.PublicID); err != nil {
+			return nil, err
+		}
+	}
+	roles, err := relatedViews[dirsvc.RoleView](ctx, rd, dirsvc.KindRole, dirsvc.KindService, sv.PublicID)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range roles {
+		if r.Active {
+			page.Roles = append(page.Roles, *r)
+		}
+	}
+	page.OpenStatus = dirsvc.StatusAt(sv.Hours, s.cfg.Now())
+	return page, nil
+}
+
+func (s *Server) locationPage(ctx context.Context, rd *reading) (*dirsvc.LocationPage, error) {
+	lv, err := decodeView[dirsvc.LocationView](rd.status.View)
+	if err != nil {
+		return nil, err
+	}
+	page := &dirsvc.LocationPage{LocationView: *lv, Services: []dirsvc.ServiceCard{}}
+	if page.Organisation, err = viewOf[dirsvc.OrganisationView](ctx, rd, lv.Organisation.PublicID); err != nil {
+		return nil, err
+	}
+	services, err := relatedViews[dirsvc.ServiceView](ctx, rd, dirsvc.KindService, dirsvc.KindLocation, lv.PublicID)
+	if err != nil {
+		return nil, err
+	}
+	page.OpenStatus = dirsvc.StatusAt(lv.Hours, s.cfg.Now())
+	for _, sv := range services {
+		page.Services = append(page.Services, dirsvc.CardOf(sv))
+		page.OpenStatus = page.OpenStatus.Best(dirsvc.StatusAt(sv.Hours, s.cfg.Now()))
+	}
+	return page, nil
+}
+
+func (s *Server) organisationPage(ctx context.Context, rd *reading) (*dirsvc.OrganisationPage, error) {
+	ov, err := decodeView[dirsvc.OrganisationView](rd.status.View)
+	if err != nil {
+		return nil, err
+	}
+	page := &dirsvc.OrganisationPage{OrganisationView: *ov, Locations: []dirsvc.OrganisationLocation{},
+		Services: []dirsvc.ServiceCard{}}
+	locations, err := relatedViews[dirsvc.LocationView](ctx, rd, dirsvc.KindLocation, dirsvc.KindOrganisation, ov.PublicID)
+	if err != nil {
+		return nil, err
+	}
+	services, err := relatedViews[dirsvc.ServiceView](ctx, rd, dirsvc.KindService, dirsvc.KindOrganisation, ov.PublicID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	byLocation := map[string][]*dirsvc.ServiceView{}
+	for _, sv := range services {
+		page.Services = append(page.Services, dirsvc.CardOf(sv))
+		if sv.Location != nil {
+			byLocation[sv.Location.PublicID] = append(byLocation[sv.Location.PublicID], sv)
+		}
+	}
+	for _, lv := range locations {
+		item := dirsvc.OrganisationLocation{PublicID: lv.PublicID, Name: lv.Name, Area: lv.Area,
+			Address: dirsvc.AddressLines(lv.Address), AddressWithheld: lv.AddressWithheld, Point: lv.Point,
+			OpenStatus: dirsvc.StatusAt(lv.Hours, now), Services: []dirsvc.ServiceCard{}}
+		for _, sv := range byLocation[lv.PublicID] {
+			item.Services = append(item.Services, dirsvc.CardOf(sv))
+			item.OpenStatus = item.OpenStatus.Best(dirsvc.StatusAt(sv.Hours, now))
+		}
+		page.Locations = append(page.Locations, item)
+	}
+	return page, nil
+}

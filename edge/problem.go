@@ -1,0 +1,72 @@
+package edge
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// Problem is an RFC 9457 problem details body. Code repeats the problem type's last segment so
+// clients can switch on it.
+type Problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Code   string `json:"code"`
+	Detail string `json:"detail,omitempty"`
+	Param  string `json:"param,omitempty"`
+}
+
+// problemKinds maps domain error codes to status and title.
+var problemKinds = map[string]struct {
+	status int
+	title  string
+}{
+	dirsvc.ENotFound:       {http.StatusNotFound, "Not found"},
+	dirsvc.EGone:           {http.StatusGone, "Gone"},
+	dirsvc.EInvalid:        {http.StatusBadRequest, "Invalid parameter"},
+	dirsvc.EForbiddenScope: {http.StatusForbidden, "Forbidden"},
+	dirsvc.EMirrored:       {http.StatusConflict, "Mirrored record"},
+	dirsvc.EConflict:       {http.StatusConflict, "Conflict"},
+	dirsvc.EInternal:       {http.StatusInternalServerError, "Internal error"},
+}
+
+// ProblemTypeBase prefixes problem type URIs; the code follows it.
+const ProblemTypeBase = "/problems/"
+
+// error writes err as a problem. The client sees only the domain error's message; any other error is
+// logged and answered as a plain 500.
+func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	var e *dirsvc.Error
+	if !errors.As(err, &e) || problemKinds[e.Code].status == 0 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+		e = dirsvc.Errorf(dirsvc.EInternal, "The service could not answer this request.")
+	} else if e.Code == dirsvc.EInternal {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	k := problemKinds[e.Code]
+	p := Problem{Type: ProblemTypeBase + e.Code, Title: k.title, Status: k.status, Code: e.Code,
+		Detail: e.Message, Param: e.Param}
+	body, merr := json.Marshal(p)
+	if merr != nil {
+		s.log.Error("encode problem", "err", merr)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "no-store")
+	}
+	w.WriteHeader(k.status)
+	w.Write(body)
+}
+
+func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	s.error(w, r, dirsvc.ErrNotFound)
+}

@@ -1,0 +1,105 @@
+// Package edge serves every read route of the service (REST records, developer information and, in
+// later parts, search, FHIR and the feed) from a catalog of published directories. It runs on every
+// node: in `dirsvc serve` and `dirsvc primary` beside the writer, and alone in `dirsvc edge`.
+package edge
+
+import (
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// Config configures a Server.
+type Config struct {
+	// Catalog finds the published directories.
+	Catalog dirsvc.Catalog
+	// Logger receives one line per request and every internal error; never a private detail.
+	Logger *slog.Logger
+	// BaseURL is the public address of the service (scheme and host, no trailing slash). When empty,
+	// addresses are made from each request's Host.
+	BaseURL string
+	// Now is the clock used for opening status; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is the HTTP handler of the read routes.
+type Server struct {
+	cfg Config
+	log *slog.Logger
+	mux *http.ServeMux
+}
+
+// New returns a Server.
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
+	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// ServeHTTP serves a request, recovering from a panic in a handler as a 500 problem.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			if !rec.wrote {
+				s.error(rec, r, dirsvc.Errorf(dirsvc.EInternal, "internal error"))
+			}
+		}
+		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+			"bytes", rec.bytes, "duration", time.Since(start))
+	}()
+	s.mux.ServeHTTP(rec, r)
+}
+
+// statusRecorder remembers the status and size of a response for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+	wrote  bool
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	w.wrote = true
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// baseURL returns the public address of the service for a request.
+func (s *Server) baseURL(r *http.Request) string {
+	if s.cfg.BaseURL != "" {
+		return s.cfg.BaseURL
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}

@@ -1,0 +1,172 @@
+package dirsvc
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// ServiceCard is a service as listed on a location or organisation page.
+type ServiceCard struct {
+	PublicID     string `json:"publicId"`
+	Slug         string `json:"slug"`
+	Name         string `json:"name"`
+	TypeDisplay  string `json:"typeDisplay"`
+	CategoryIcon string `json:"categoryIcon"`
+}
+
+// CardOf returns the card of a service view.
+func CardOf(v *ServiceView) ServiceCard {
+	return ServiceCard{PublicID: v.PublicID, Slug: v.Slug, Name: v.Name, TypeDisplay: v.TypeDisplay,
+		CategoryIcon: v.CategoryIcon}
+}
+
+// ServicePage is the default representation of a service: the brief view with its organisation,
+// location and practitioner roles expanded.
+type ServicePage struct {
+	ServiceView
+	Organisation *OrganisationView `json:"organisation"`
+	Location     *LocationView     `json:"location,omitempty"`
+	Roles        []RoleView        `json:"roles"`
+	OpenStatus   OpenStatus        `json:"openStatus"`
+}
+
+// LocationPage is the default representation of a location: the brief view with its organisation
+// expanded and its services.
+type LocationPage struct {
+	LocationView
+	Organisation *OrganisationView `json:"organisation"`
+	Services     []ServiceCard     `json:"services"`
+	OpenStatus   OpenStatus        `json:"openStatus"`
+}
+
+// OrganisationLocation is an item of an organisation page's locations.
+type OrganisationLocation struct {
+	PublicID        string        `json:"publicId"`
+	Name            string        `json:"name"`
+	Area            string        `json:"area"`
+	Address         []string      `json:"address"` // display lines, or null when withheld
+	AddressWithheld bool          `json:"addressWithheld"`
+	Point           *Point        `json:"point"`
+	OpenStatus      OpenStatus    `json:"openStatus"`
+	Services        []ServiceCard `json:"services"`
+}
+
+// OrganisationPage is the default representation of an organisation: the brief view with every site
+// the caller may see and its services.
+type OrganisationPage struct {
+	OrganisationView
+	Locations []OrganisationLocation `json:"locations"`
+	Services  []ServiceCard          `json:"services"`
+}
+
+// AddressLines returns the display lines of an address: street lines, then locality, state and
+// postcode.
+func AddressLines(a *AddressView) []string {
+	if a == nil {
+		return nil
+	}
+	lines := slices.Clone(a.Lines)
+	last := a.Locality
+	for _, s := range []string{a.State, a.Postcode} {
+		if s != "" {
+			last += " " + s
+		}
+	}
+	return append(lines, last)
+}
+
+// Open states.
+const (
+	OpenNow     = "open"
+	ClosedNow   = "closed"
+	OpenUnknown = "unknown"
+)
+
+// OpenStatus says whether something is open at a moment, with a detail for people.
+type OpenStatus struct {
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+}
+
+func (s OpenStatus) rank() int {
+	switch s.Status {
+	case OpenNow:
+		return 2
+	case ClosedNow:
+		return 1
+	}
+	return 0
+}
+
+// Best returns the better of two states: open over closed over unknown.
+func (s OpenStatus) Best(o OpenStatus) OpenStatus {
+	if o.rank() > s.rank() {
+		return o
+	}
+	return s
+}
+
+// StatusAt returns whether hours h are open at t, in the hours' own time zone. Public holidays are
+// not known here; dates listed as exceptions are.
+func StatusAt(h *OpeningHours, t time.Time) OpenStatus {
+	if h == nil {
+		return OpenStatus{Status: OpenUnknown, Detail: "Hours not listed"}
+	}
+	if h.Always {
+		return OpenStatus{Status: OpenNow, Detail: "Open 24 hours"}
+	}
+	loc, err := time.LoadLocation(h.TimeZone)
+	if err != nil {
+		return OpenStatus{Status: OpenUnknown, Detail: "Hours not listed"}
+	}
+	t = t.In(loc)
+	now := t.Format("15:04")
+	for day := 0; day < 8; day++ {
+		d := t.AddDate(0, 0, day)
+		for _, iv := range intervalsOn(h, d) {
+			switch {
+			case day == 0 && iv.Open <= now && now < iv.Close:
+				return OpenStatus{Status: OpenNow, Detail: "Open until " + iv.Close}
+			case day == 0 && now < iv.Open:
+				return OpenStatus{Status: ClosedNow, Detail: "Opens at " + iv.Open}
+			case day == 1:
+				return OpenStatus{Status: ClosedNow, Detail: "Opens tomorrow at " + iv.Open}
+			case day > 1:
+				return OpenStatus{Status: ClosedNow, Detail: fmt.Sprintf("Opens %s at %s", d.Weekday(), iv.Open)}
+			}
+		}
+	}
+	return OpenStatus{Status: ClosedNow, Detail: "Closed"}
+}
+
+var weekdays = [...]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+
+// intervalsOn returns the opening intervals on the local date of d, exceptions first.
+func intervalsOn(h *OpeningHours, d time.Time) []Interval {
+	date := d.Format(time.DateOnly)
+	for _, x := range h.Exceptions {
+		if x.Date == date {
+			if x.Closed {
+				return nil
+			}
+			return x.Intervals
+		}
+	}
+	var out []Interval
+	for _, w := range h.Weekly {
+		if w.Day == weekdays[d.Weekday()] {
+			out = append(out, w.Intervals...)
+		}
+	}
+	slices.SortFunc(out, func(a, b Interval) int {
+		if a.Open < b.Open {
+			return -1
+		}
+		if a.Open > b.Open {
+			return 1
+		}
+		return 0
+	})
+	return out
+}

@@ -1,0 +1,72 @@
+package primary
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// Import loads a whole directory from an import file into the store, creating the directory on its
+// first import. Nothing is written unless the whole file is valid; a directory created by an import
+// that then fails is dropped again, so a failed import leaves the store as it was.
+func Import(ctx context.Context, st dirsvc.DirectoryStore, r io.Reader) (string, dirsvc.ImportStats, error) {
+	snap, err := ParseImport(r)
+	if err != nil {
+		return "", dirsvc.ImportStats{}, err
+	}
+	slug := snap.Directory.Slug
+	w, err := st.Writer(ctx, slug)
+	created := false
+	if errors.Is(err, dirsvc.ErrNotFound) {
+		w, err = st.Create(ctx, slug)
+		created = true
+	}
+	if err != nil {
+		return slug, dirsvc.ImportStats{}, err
+	}
+	stats, err := w.Import(ctx, snap)
+	if err != nil && created {
+		if derr := st.Drop(ctx, slug); derr != nil {
+			err = errors.Join(err, fmt.Errorf("drop the half-created directory: %w", derr))
+		}
+	}
+	return slug, stats, err
+}
+
+// ParseRecord reads one record in the import format (a single line's object, kind included) for the
+// directory described by dir, applying the same defaults, normalisation and checks as an import.
+func ParseRecord(b []byte, dir *dirsvc.Directory) (dirsvc.Record, error) {
+	p := &parser{snap: &dirsvc.Snapshot{Directory: *dir}, lines: map[string]int{}, haveDir: true, line: 1}
+	if err := p.parseLine(bytes.TrimSpace(b)); err != nil {
+		return nil, err
+	}
+	if len(p.snap.Records) != 1 {
+		return nil, &ImportError{Line: 1, Field: "kind", Msg: "want one record (organisation, location, service, practitioner or role)"}
+	}
+	return p.snap.Records[0], nil
+}
+
+// UpdateRecord replaces (or adds) one record of a directory from its import-format JSON.
+func UpdateRecord(ctx context.Context, st dirsvc.DirectoryStore, slug string, b []byte) (dirsvc.ImportStats, error) {
+	r, err := st.Reader(ctx, slug)
+	if err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	info, err := r.Info(ctx)
+	if err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	rec, err := ParseRecord(b, info)
+	if err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	w, err := st.Writer(ctx, slug)
+	if err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	return w.Update(ctx, rec)
+}
