@@ -195,3 +195,7 @@ func TestDirectoryFileHoldsNoStaffOnlyDetail(t *testing.T) {
 		t.Error("ops.db does not hold the canonical records (the scan above would prove nothing)")
 	}
 }
+
+func readFixtureString(tb testing.TB) string { return string(readFixture(tb)) }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -224,10 +224,8 @@ func (w *writeTx) cascade(lk *txLookup, root string) error {
 			return err
 		}
 		var own []byte
-		if id != root {
-			own = []byte("unchanged") // only the root's own information changes
-		} else if err := w.ops.QueryRowContext(w.ctx, "SELECT own_hash FROM source_records WHERE public_id = ?", id).Scan(&own); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
+		if err := w.ops.QueryRowContext(w.ctx, "SELECT own_hash FROM source_records WHERE public_id = ?", id).Scan(&own); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("read source hash of %s: %w", id, err)
 		}
 		if err := w.save(rec, lk, prev, own); err != nil {
 			return err

@@ -1,0 +1,140 @@
+package dirsvc_test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/dirsvc/dirsvc"
+
+// importTable is the import table of ARCHITECTURE.md: which project packages each top-level package
+// may import. A subpackage (edge/search, primary/demo) counts as its top-level package and may also
+// import its parent; "." is the module root.
+var importTable = map[string][]string{
+	".":         {},
+	"schema":    {},
+	"dirdb":     {".", "schema"},
+	"fhir":      {"."},
+	"edge":      {".", "fhir"},
+	"primary":   {".", "edge", "fhir"},
+	"replicate": {"."},
+	"cmd":       {"*"},
+}
+
+// narrower lists subpackages held to less than their top-level package.
+var narrower = map[string][]string{
+	"primary/demo": {"."},
+}
+
+// forbiddenModules may not be imported by any package: the design card rules out cgo SQLite and
+// LiteFS, and conventions rule out third-party routers and assertion libraries.
+var forbiddenModules = []string{"github.com/mattn/go-sqlite3", "github.com/superfly/litefs",
+	"github.com/go-chi/chi", "github.com/gorilla/mux", "github.com/gin-gonic/gin",
+	"github.com/labstack/echo", "github.com/stretchr/testify"}
+
+// TestImportTable enforces the import direction of ARCHITECTURE.md on every non-test Go file.
+func TestImportTable(t *testing.T) {
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && path != ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(filepath.Dir(path))
+		for _, spec := range f.Imports {
+			imp, _ := strconv.Unquote(spec.Path.Value)
+			if msg := checkImport(pkg, imp); msg != "" {
+				t.Errorf("%s imports %s: %s", path, imp, msg)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gomod, err := os.ReadFile("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range forbiddenModules {
+		if strings.Contains(string(gomod), m) {
+			t.Errorf("go.mod requires %s, which the design rules out", m)
+		}
+	}
+}
+
+func checkImport(pkg, imp string) string {
+	for _, m := range forbiddenModules {
+		if strings.HasPrefix(imp, m) {
+			return "the design rules this module out"
+		}
+	}
+	top := strings.SplitN(pkg, "/", 2)[0]
+	if pkg == "." && strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") {
+		return "the root package imports only the standard library"
+	}
+	target, ok := strings.CutPrefix(imp, module)
+	if !ok {
+		return ""
+	}
+	target = strings.TrimPrefix(target, "/")
+	if target == "" {
+		target = "."
+	}
+	if target == pkg || strings.HasPrefix(pkg, target+"/") && target != "." {
+		return "" // a package may import its parent
+	}
+	allowed, ok := narrower[pkg]
+	if !ok {
+		allowed, ok = importTable[top]
+	}
+	if !ok {
+		return "package " + pkg + " is not in the import table of ARCHITECTURE.md"
+	}
+	targetTop := strings.SplitN(target, "/", 2)[0]
+	if targetTop == top {
+		return "" // within one top-level package
+	}
+	if slices.Contains(allowed, "*") || slices.Contains(allowed, targetTop) {
+		return ""
+	}
+	return "not allowed by the import table of ARCHITECTURE.md"
+}
+
+func TestCheckImportKnowsTheTable(t *testing.T) {
+	for _, c := range []struct {
+		pkg, imp string
+		ok       bool
+	}{
+		{"edge", module, true},
+		{"edge", module + "/dirdb", false},
+		{"dirdb", module + "/schema", true},
+		{"primary", module + "/dirdb", false},
+		{"primary/demo", module + "/edge", false},
+		{"primary/demo", module + "/primary", true},
+		{"cmd/dirsvc", module + "/dirdb", true},
+		{".", "github.com/nyaruka/phonenumbers", false},
+		{"primary", "github.com/nyaruka/phonenumbers", true},
+		{"dirdb", "github.com/mattn/go-sqlite3", false},
+	} {
+		if got := checkImport(c.pkg, c.imp) == ""; got != c.ok {
+			t.Errorf("checkImport(%s, %s) allowed=%v, want %v", c.pkg, c.imp, got, c.ok)
+		}
+	}
+}

@@ -1,0 +1,252 @@
+package dirdb_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/dirdb"
+	"github.com/dirsvc/dirsvc/primary"
+)
+
+type change struct {
+	id, event string
+	version   int64
+}
+
+// changesAfter returns the change-log rows after seq.
+func changesAfter(t *testing.T, root string, seq int) []change {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(root, "dirs", "small", "directory.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT public_id, event_type, version FROM changes WHERE seq > ? ORDER BY seq", seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []change
+	for rows.Next() {
+		var c change
+		rows.Scan(&c.id, &c.event, &c.version)
+		out = append(out, c)
+	}
+	return out
+}
+
+func openSmall(t *testing.T) (*dirdb.Store, *dirdb.Directory, int) {
+	t.Helper()
+	s := MustOpenStore(t)
+	MustImport(t, s, readFixture(t))
+	d, err := s.Directory(context.Background(), "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, d, countChanges(t, s.Root(), "small")
+}
+
+func TestLifecycleOperations(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name   string
+		id     string
+		t      dirsvc.Transition
+		event  string
+		state  dirsvc.State
+		public bool // the record stays readable by public
+	}{
+		{"close", "svc_counsel", dirsvc.Transition{To: dirsvc.StateClosed}, "closed", dirsvc.StateClosed, false},
+		{"delete", "svc_counsel", dirsvc.Transition{To: dirsvc.StateRemoved}, "deleted", dirsvc.StateRemoved, false},
+		{"merge", "svc_refuge", dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_gp"}, "merged", dirsvc.StateMerged, false},
+		{"reduce visibility", "svc_counsel", dirsvc.Transition{To: dirsvc.StateVisibilityReduced, VisibleTo: dirsvc.AudiencesOf(dirsvc.Partner)}, "visibility_reduced", dirsvc.StateVisibilityReduced, false},
+		{"take down", "svc_counsel", dirsvc.Transition{To: dirsvc.StateTakedown}, "visibility_reduced", dirsvc.StateTakedown, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, d, seq := openSmall(t)
+			before, _ := d.Record(ctx, c.id, dirsvc.Public)
+			if _, err := d.Transition(ctx, c.id, c.t); err != nil {
+				t.Fatal(err)
+			}
+			got := changesAfter(t, s.Root(), seq)
+			if len(got) != 1 || got[0].id != c.id || got[0].event != c.event {
+				t.Fatalf("change log after %s: %+v", c.name, got)
+			}
+			st, err := d.Record(ctx, c.id, dirsvc.Public)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.State != c.state || (st.View != nil) != c.public {
+				t.Fatalf("after %s: state %s, public view %v", c.name, st.State, st.View != nil)
+			}
+			if v, _ := d.Record(ctx, c.id, dirsvc.Partner); c.state == dirsvc.StateVisibilityReduced && v.View == nil {
+				t.Fatal("partner lost sight of a record reduced to partners")
+			}
+			if got[0].version != mustVersion(t, before)+1 {
+				t.Fatalf("version %d after %d", got[0].version, mustVersion(t, before))
+			}
+		})
+	}
+}
+
+func mustVersion(t *testing.T, st dirsvc.RecordStatus) int64 {
+	t.Helper()
+	var v struct{ Version int64 }
+	if st.View == nil {
+		t.Fatal("no view")
+	}
+	if err := jsonUnmarshal(st.View.Body, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Version
+}
+
+func TestClosingAnOrganisationTombstonesWhatDependsOnIt(t *testing.T) {
+	ctx := context.Background()
+	s, d, seq := openSmall(t)
+	if _, err := d.Transition(ctx, "org_coast", dirsvc.Transition{To: dirsvc.StateClosed}); err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for _, c := range changesAfter(t, s.Root(), seq) {
+		events = append(events, c.id+":"+c.event)
+	}
+	want := "org_coast:closed loc_coast:visibility_reduced svc_counsel:visibility_reduced svc_reduced:visibility_reduced"
+	if strings.Join(events, " ") != want {
+		t.Fatalf("events = %v\nwant     %s", events, want)
+	}
+	if st, _ := d.Record(ctx, "svc_counsel", dirsvc.Public); st.View != nil {
+		t.Fatal("a service of a closed organisation is still visible")
+	}
+	// Restoring brings them back as updates.
+	if _, err := d.Transition(ctx, "org_coast", dirsvc.Transition{To: dirsvc.StateLive}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := d.Record(ctx, "svc_counsel", dirsvc.Public); st.View == nil {
+		t.Fatal("restoring the organisation did not restore its service")
+	}
+}
+
+func TestUpdateBumpsVersionAndLocalRevision(t *testing.T) {
+	ctx := context.Background()
+	s, d, seq := openSmall(t)
+	info, _ := d.Info(ctx)
+	line := `{"kind":"location","publicId":"loc_coast","organisation":"org_coast","name":"Coast Counselling Gosford West","address":{"lines":["5 Mann St"],"locality":"Gosford","state":"NSW","postcode":"2250"},"areas":["postcode:2250","state:nsw"],"remoteness":1,"ownershipType":{"code":"private","display":"Private"}}`
+	rec, err := primary.ParseRecord([]byte(line), info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Update(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	got := changesAfter(t, s.Root(), seq)
+	// The location changes, and so do the views that name it: its services (location name) and the
+	// roles at them. The organisation's view does not change, so it gets no event.
+	ids := map[string]string{}
+	for _, c := range got {
+		ids[c.id] = c.event
+	}
+	if ids["loc_coast"] != "updated" || ids["svc_counsel"] != "updated" || ids["org_coast"] != "" {
+		t.Fatalf("events after renaming a location: %+v", got)
+	}
+	src, err := d.Source(ctx, "loc_coast")
+	if err != nil || src.Base().LocalRevision != 2 || src.Base().Version != 2 {
+		t.Fatalf("source after update: %+v, %v", src.Base(), err)
+	}
+	svc, _ := d.Source(ctx, "svc_counsel")
+	if svc.Base().LocalRevision != 1 || svc.Base().Version != 2 {
+		t.Fatalf("a dependent's own information did not change, so its local revision stays: %+v", svc.Base())
+	}
+}
+
+func TestAStaffOnlyChangePublishesNothing(t *testing.T) {
+	s, _, _ := openSmall(t)
+	staff := strings.Replace(readFixtureString(t), "pay review", "pay review done", 1)
+	if st := MustImport(t, s, []byte(staff)); st.Events != 0 {
+		t.Fatalf("a staff-only change published %d events", st.Events)
+	}
+	// The canonical record did change.
+	src, err := s.Directory(context.Background(), "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := src.Source(context.Background(), "org_harbour")
+	if err != nil || rec.(*dirsvc.Organisation).Leadership[0].StaffNotes != "pay review done canary-staff-x" {
+		t.Fatalf("staff notes not stored: %v", err)
+	}
+}
+
+func TestTransitionRejectsBadOperations(t *testing.T) {
+	ctx := context.Background()
+	_, d, _ := openSmall(t)
+	for _, c := range []struct {
+		id string
+		t  dirsvc.Transition
+	}{
+		{"svc_gp", dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_gp"}},
+		{"svc_gp", dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "loc_ultimo"}},
+		{"svc_gp", dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_closed"}},
+		{"svc_gp", dirsvc.Transition{To: dirsvc.StateVisibilityReduced}},
+		{"svc_gp", dirsvc.Transition{To: "bogus"}},
+	} {
+		if _, err := d.Transition(ctx, c.id, c.t); dirsvc.ErrorCode(err) != dirsvc.EInvalid {
+			t.Errorf("Transition(%s, %+v) = %v, want invalid", c.id, c.t, err)
+		}
+	}
+	if _, err := d.Transition(ctx, "svc_nothere", dirsvc.Transition{To: dirsvc.StateClosed}); err != dirsvc.ErrNotFound {
+		t.Errorf("Transition of a missing record = %v", err)
+	}
+}
+
+func TestImportFailingInsideTheWriteRollsBackEverything(t *testing.T) {
+	ctx := context.Background()
+	s, d, _ := openSmall(t)
+	pub := filepath.Join(s.Root(), "dirs", "small", "directory.db")
+	before := dumpFile(t, pub)
+
+	// Change many records, then make the last one fail a constraint in the middle of the write.
+	snap, err := primary.ParseImport(bytes.NewReader(bytes.ReplaceAll(readFixture(t), []byte("Harbour"), []byte("Bay"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Records[len(snap.Records)-1].Base().State = "bogus"
+	if _, err := d.Import(ctx, snap); err == nil {
+		t.Fatal("import with a record in an impossible state succeeded")
+	}
+	if after := dumpFile(t, pub); after != before {
+		t.Fatal("a write that failed half-way left changes behind")
+	}
+	if st := MustImport(t, s, readFixture(t)); st.Events != 0 {
+		t.Fatalf("the original file is no longer a no-op: %+v", st)
+	}
+}
+
+func dumpFile(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var b strings.Builder
+	for _, q := range []string{"SELECT public_id, version, state FROM records ORDER BY 1", "SELECT public_id, view, etag FROM projections ORDER BY 1, 2", "SELECT seq, public_id, event_type FROM changes ORDER BY 1"} {
+		rows, err := db.Query(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var a, b2, c any
+			rows.Scan(&a, &b2, &c)
+			fmt.Fprintln(&b, a, b2, c)
+		}
+		rows.Close()
+	}
+	return b.String()
+}
