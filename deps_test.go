@@ -26,6 +26,7 @@ var importTable = map[string][]string{
 	"primary":   {".", "edge", "fhir"},
 	"replicate": {"."},
 	"cmd":       {"*"},
+	"bench":     {}, // load tools: the standard library only
 }
 
 // narrower lists subpackages held to less than their top-level package.

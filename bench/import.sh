@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Import benchmark: time and peak RSS of `dirsvc import` of a generated directory into an empty data
+# folder, then of re-importing the same file (a no-op).
+#
+#   bench/import.sh [SERVICES]      default 100000 (target: at most 30 s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+services=${1:-100000}
+out=bench/out
+mkdir -p "$out"
+go build -o "$out/dirsvc" ./cmd/dirsvc
+file="$out/demo-$services.ndjson"
+[ -f "$file" ] || "$out/dirsvc" gen --services "$services" --seed 1 --out "$file"
+echo "file: $(wc -l < "$file") lines, $(du -h "$file" | cut -f1)"
+rm -rf "$out/import-data"
+for pass in first again; do
+  /usr/bin/time -f "$pass import: %e s elapsed, %M KB peak RSS" "$out/dirsvc" import --data "$out/import-data" "$file" 2>&1 | tail -2
+done

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Single service read benchmark: requests/s of `dirsvc serve` answering GET services/{id}?view=brief
+# (public tier, random IDs of a generated 100,000-service directory) over loopback, as a ratio to a
+# plain net/http handler writing the same bytes from memory. Both are driven by the same wrk run
+# settings, one after the other, in one run of this script.
+#
+#   bench/read.sh [SERVICES] [DURATION]      defaults: 100000 services, 15s per server
+set -euo pipefail
+cd "$(dirname "$0")/.."
+services=${1:-100000}
+duration=${2:-15s}
+out=bench/out
+mkdir -p "$out"
+command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
+
+go build -o "$out/dirsvc" ./cmd/dirsvc
+go build -o "$out/plain" ./bench/plain
+
+data="$out/data-$services"
+if [ ! -d "$data/dirs/demo" ]; then
+  rm -rf "$data"
+  "$out/dirsvc" gen --services "$services" --seed 1 --out "$out/demo-$services.ndjson"
+  "$out/dirsvc" import --data "$data" "$out/demo-$services.ndjson"
+fi
+# 20,000 random live public services, from the import file.
+grep '"kind":"service"' "$out/demo-$services.ndjson" | grep -v '"state":' | grep -v '"audiences"' \
+  | sed 's/.*"publicId":"\([^"]*\)".*/\1/' | shuf -n 20000 --random-source=<(yes) > "$out/ids.txt"
+
+"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 2>"$out/serve.log" &
+serve=$!
+trap 'kill $serve $plain 2>/dev/null || true' EXIT
+until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
+"$out/plain" --from http://127.0.0.1:8090 --ids "$out/ids.txt" --addr 127.0.0.1:8091 &
+plain=$!
+until curl -sf -o /dev/null "http://127.0.0.1:8091/v1/d/demo/services/$(head -1 "$out/ids.txt")"; do sleep 0.2; done
+
+run() { IDS="$out/ids.txt" wrk -t1 -c32 -d"$duration" --latency -s bench/random_ids.lua "$1" | tee "$out/wrk-$2.txt"; }
+echo "== warm-up"; IDS="$out/ids.txt" wrk -t1 -c32 -d5s -s bench/random_ids.lua http://127.0.0.1:8090 >/dev/null
+echo "== dirsvc serve"; run http://127.0.0.1:8090 dirsvc
+echo "== plain handler"; run http://127.0.0.1:8091 plain
+real=$(awk '/Requests\/sec/ {print $2}' "$out/wrk-dirsvc.txt")
+base=$(awk '/Requests\/sec/ {print $2}' "$out/wrk-plain.txt")
+echo "dirsvc ${real} req/s, plain ${base} req/s, ratio $(awk -v a="$real" -v b="$base" 'BEGIN {printf "%.2f", a/b}') (target >= 0.5)"

