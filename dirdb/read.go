@@ -11,46 +11,59 @@ import (
 
 // readStmts are the prepared statements of the hot read paths.
 type readStmts struct {
-	record *sql.Stmt
+	view   *sql.Stmt // the hot path: a visible record's view, one B-tree lookup
+	record *sql.Stmt // the rest: why a record has no view for the audience
 }
 
-const recordQuery = `
-SELECT r.kind, r.state, COALESCE(r.survivor_id, ''), r.seen_by, p.body, p.etag
-FROM records r LEFT JOIN projections p ON p.public_id = r.public_id AND p.view = ?
-WHERE r.public_id = ?`
+const (
+	viewQuery   = `SELECT body, etag FROM projections WHERE public_id = ? AND view = ?`
+	recordQuery = `SELECT kind, state, COALESCE(survivor_id, ''), seen_by FROM records WHERE public_id = ?`
+)
 
 func (s *readStmts) prepare(ctx context.Context, db *sql.DB) (err error) {
+	if s.view, err = db.PrepareContext(ctx, viewQuery); err != nil {
+		return err
+	}
 	s.record, err = db.PrepareContext(ctx, recordQuery)
 	return err
 }
 
 func (s *readStmts) close() error {
-	if s.record == nil {
-		return nil
+	var errs []error
+	for _, st := range []*sql.Stmt{s.view, s.record} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
 	}
-	return s.record.Close()
+	return errors.Join(errs...)
 }
 
-// Record returns the status of a record and its view for audience a.
+// Record returns the status of a record and its view for audience a. A view is stored only for a
+// visible record, so when one exists the record is live for a and its kind is its ID's prefix.
 func (d *Directory) Record(ctx context.Context, publicID string, a dirsvc.Audience) (dirsvc.RecordStatus, error) {
 	d.gate.RLock()
 	defer d.gate.RUnlock()
 	var (
 		st         dirsvc.RecordStatus
-		seen       int64
 		body, etag []byte
+		seen       int64
 	)
-	err := d.stmts.record.QueryRowContext(ctx, a.String(), publicID).
-		Scan(&st.Kind, &st.State, &st.Survivor, &seen, &body, &etag)
+	err := d.stmts.view.QueryRowContext(ctx, publicID, a.String()).Scan(&body, &etag)
+	switch {
+	case err == nil:
+		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(a)
+		st.View = &dirsvc.Published{PublicID: publicID, Body: body, ETag: string(etag)}
+		return st, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return st, fmt.Errorf("read view of %s: %w", publicID, err)
+	}
+	err = d.stmts.record.QueryRowContext(ctx, publicID).Scan(&st.Kind, &st.State, &st.Survivor, &seen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, dirsvc.ErrNotFound
 	} else if err != nil {
 		return st, fmt.Errorf("read record %s: %w", publicID, err)
 	}
 	st.SeenBy = dirsvc.Audiences(seen)
-	if body != nil {
-		st.View = &dirsvc.Published{PublicID: publicID, Body: body, ETag: string(etag)}
-	}
 	return st, nil
 }
 
