@@ -78,7 +78,7 @@ func addressFor(ad *Address, a Audience) *AddressView {
 	if ad == nil || ad.Withheld && !ad.VisibleTo.Has(a) {
 		return nil
 	}
-	return &AddressView{Lines: slices.Clone(ad.Lines), Locality: ad.Locality, State: ad.State,
+	return &AddressView{Lines: append([]string{}, ad.Lines...), Locality: ad.Locality, State: ad.State,
 		Postcode: ad.Postcode, Country: ad.Country}
 }
 
