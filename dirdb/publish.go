@@ -32,6 +32,7 @@ type publication struct {
 	row   row
 	views map[string][]byte // view name -> body
 	event string            // empty when nothing published changed
+	isNew bool              // the record was not published before
 	// eventAudiences are who the event is for: those who see the record now or saw it before.
 	eventAudiences dirsvc.Audiences
 }
@@ -102,6 +103,7 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 		p.views[v.name] = b
 	}
 	p.event, p.eventAudiences = eventOf(prev, m.State, visible), prev.visibleTo|prev.seenBy|visible
+	p.isNew = !prev.exists
 	return p, nil
 }
 

@@ -379,10 +379,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		return fmt.Errorf("log change of %s: %w", id, err)
 	}
 	w.stats.Events++
-	switch p.event {
-	case dirsvc.EventCreated:
+	switch {
+	case p.isNew:
 		w.stats.Created++
-	case dirsvc.EventDeleted:
+	case p.event == dirsvc.EventDeleted:
 		w.stats.Removed++
 	default:
 		w.stats.Updated++

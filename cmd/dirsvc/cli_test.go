@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the command in process and returns its standard output and error.
+func runCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), err
+}
+
+func TestImportAndLifecycleCommands(t *testing.T) {
+	data := t.TempDir()
+	fixture := filepath.Join("..", "..", "testdata", "small.ndjson")
+	if _, log, err := runCLI(t, "import", "--data", data, fixture); err != nil || !strings.Contains(log, "created=") {
+		t.Fatalf("import: %v\n%s", err, log)
+	}
+	_, log, err := runCLI(t, "import", "--data", data, fixture)
+	if err != nil || !strings.Contains(log, "events=0") {
+		t.Fatalf("re-import is not a no-op: %v\n%s", err, log)
+	}
+	for _, c := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"close", "svc_counsel"}, true},
+		{[]string{"restore", "svc_counsel"}, true},
+		{[]string{"merge", "svc_refuge", "svc_gp"}, true},
+		{[]string{"reduce", "svc_unlisted", "professional,partner"}, true},
+		{[]string{"takedown", "svc_unlisted"}, true},
+		{[]string{"delete", "svc_counsel"}, true},
+		{[]string{"reduce", "svc_gp", "nobody"}, false},
+		{[]string{"close", "svc_nothere"}, false},
+		{[]string{"explode", "svc_gp"}, false},
+	} {
+		args := append([]string{"record", "--data", data, "--dir", "small"}, c.args...)
+		if _, log, err := runCLI(t, args...); (err == nil) != c.ok {
+			t.Errorf("record %v: err=%v\n%s", c.args, err, log)
+		}
+	}
+	out, _, err := runCLI(t, "record", "--data", data, "--dir", "small", "show", "svc_refuge")
+	if err != nil || !strings.Contains(out, `"state": "merged"`) || !strings.Contains(out, `"survivorPublicId": "svc_gp"`) {
+		t.Fatalf("show after merge: %v\n%s", err, out)
+	}
+
+	// update: a record from a JSON object in the import format.
+	upd := filepath.Join(t.TempDir(), "loc.json")
+	os.WriteFile(upd, []byte(`{"kind":"location","publicId":"loc_coast","organisation":"org_coast","name":"Coast Counselling Erina","address":{"lines":["1 Terrigal Dr"],"locality":"Erina","state":"NSW","postcode":"2250"},"contacts":[{"kind":"phone","value":"(02) 4365 0000"}]}`), 0o644)
+	if _, log, err := runCLI(t, "record", "--data", data, "--dir", "small", "update", upd); err != nil {
+		t.Fatalf("update: %v\n%s", err, log)
+	}
+	out, _, _ = runCLI(t, "record", "--data", data, "--dir", "small", "show", "loc_coast")
+	if !strings.Contains(out, "+61243650000") || !strings.Contains(out, `"localRevision": 2`) {
+		t.Fatalf("show after update:\n%s", out)
+	}
+	os.WriteFile(upd, []byte(`{"kind":"location","publicId":"loc_coast","organisation":"org_coast","name":"X","address":{"locality":"Erina"},"contacts":[{"kind":"phone","value":"12"}]}`), 0o644)
+	if _, _, err := runCLI(t, "record", "--data", data, "--dir", "small", "update", upd); err == nil || !strings.Contains(err.Error(), "contacts[0].value") {
+		t.Fatalf("update with a bad phone: %v", err)
+	}
+}
+
+func TestBadCommandLines(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"bogus"},
+		{"import", "--data", t.TempDir()},
+		{"import", "--data", t.TempDir(), filepath.Join(t.TempDir(), "missing.ndjson")},
+		{"gen", "--services", "0"},
+		{"record", "--data", t.TempDir(), "--dir", "nowhere", "close", "svc_x"},
+		{"serve", "--data", t.TempDir(), "--addr", "not an address"},
+	} {
+		if _, _, err := runCLI(t, args...); err == nil {
+			t.Errorf("dirsvc %v succeeded", args)
+		}
+	}
+}
+
+func TestGenIsDeterministic(t *testing.T) {
+	a, _, err := runCLI(t, "gen", "--services", "40", "--seed", "7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _ := runCLI(t, "gen", "--services", "40", "--seed", "7")
+	if a != b || !strings.HasPrefix(a, `{`) {
+		t.Fatal("gen with the same seed wrote different files")
+	}
+}

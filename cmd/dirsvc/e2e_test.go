@@ -1,0 +1,165 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dirsvc/dirsvc/edge/edgetest"
+	"github.com/dirsvc/dirsvc/primary/demo"
+)
+
+// buildBinary builds cmd/dirsvc once per test binary run, without cgo, as shipped.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "dirsvc")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
+
+// startServe starts `dirsvc serve` on a temporary data folder and 127.0.0.1:0 and returns its
+// address once it listens, with the process and its log.
+func startServe(t *testing.T, bin, data string) (string, *exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--data", data, "--addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	log := &bytes.Buffer{}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				addr <- m[1]
+			}
+		}
+		close(addr)
+	}()
+	select {
+	case a, ok := <-addr:
+		if !ok {
+			t.Fatalf("dirsvc serve exited before listening:\n%s", log)
+		}
+		return a, cmd, log
+	case <-time.After(60 * time.Second):
+		t.Fatalf("dirsvc serve did not listen within a minute:\n%s", log)
+	}
+	return "", nil, nil
+}
+
+// firstLiveService returns the public ID of the first live, public service of the demo directory.
+func firstLiveService(t *testing.T) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := demo.Demo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(&buf)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec struct {
+			Kind, PublicID, State string
+			Audiences             []string
+		}
+		json.Unmarshal(sc.Bytes(), &rec)
+		if rec.Kind == "service" && rec.State == "" && rec.Audiences == nil {
+			return rec.PublicID
+		}
+	}
+	t.Fatal("the demo has no live public service")
+	return ""
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data := filepath.Join(t.TempDir(), "data") // does not exist yet: serve creates it
+	addr, cmd, log := startServe(t, bin, data)
+
+	checker := edgetest.NewChecker(t)
+	client := &http.Client{Transport: checker.Transport(t, nil), Timeout: 30 * time.Second}
+	id := firstLiveService(t)
+	resp, err := client.Get("http://" + addr + "/v1/d/demo/services/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-DIR-Audience") != "public" {
+		t.Fatalf("GET demo service %s: %d\n%s", id, resp.StatusCode, body)
+	}
+	var svc struct{ PublicID, Name string }
+	if err := json.Unmarshal(body, &svc); err != nil || svc.PublicID != id || svc.Name == "" {
+		t.Fatalf("service body: %v %s", err, body)
+	}
+	if leaks := demo.Leaks(body, 0); len(leaks) > 0 {
+		t.Fatalf("public read leaks %v", leaks)
+	}
+	for _, p := range []string{"/v1/d/demo/developers", "/v1/d/demo-nz/developers"} {
+		resp, err := client.Get("http://" + addr + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", p, resp.StatusCode)
+		}
+	}
+	if checker.Count() == 0 {
+		t.Fatal("no response was checked against the OpenAPI document")
+	}
+
+	// SIGTERM shuts down cleanly.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve exited with %v after SIGTERM:\n%s", err, log)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not stop after SIGTERM:\n%s", log)
+	}
+	if _, err := os.Stat(filepath.Join(data, "dirs", "demo", "directory.db")); err != nil {
+		t.Fatalf("the data folder holds no demo directory: %v", err)
+	}
+
+	// A second start on the same folder serves what is there without loading the demo again.
+	addr, _, log2 := startServe(t, bin, data)
+	resp, err = client.Get("http://" + addr + "/v1/d/demo/services/" + id + "?view=brief")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(log2.String(), "loaded demo directory") {
+		t.Fatalf("second start: %d\n%s", resp.StatusCode, log2)
+	}
+}
