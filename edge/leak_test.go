@@ -1,0 +1,84 @@
+package edge_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/primary"
+	"github.com/dirsvc/dirsvc/primary/demo"
+)
+
+// demoFiles returns the two demo directories in the import format.
+func demoFiles(tb testing.TB) map[string][]byte {
+	tb.Helper()
+	files := map[string][]byte{}
+	for slug, gen := range map[string]func(*bytes.Buffer) error{
+		"demo":    func(b *bytes.Buffer) error { return demo.Demo(b) },
+		"demo-nz": func(b *bytes.Buffer) error { return demo.DemoNZ(b) },
+	} {
+		var b bytes.Buffer
+		if err := gen(&b); err != nil {
+			tb.Fatal(err)
+		}
+		files[slug] = b.Bytes()
+	}
+	return files
+}
+
+// TestPublicOutputsOfTheDemoLeakNothing reads every record of the demo directories as an anonymous
+// caller, in every representation, and scans every byte of every answer, headers included, for a
+// canary the public may not see. Records hidden from the public must answer exactly as missing ones.
+func TestPublicOutputsOfTheDemoLeakNothing(t *testing.T) {
+	files := demoFiles(t)
+	s := newTestServer(t, files["demo"], files["demo-nz"])
+	paths := map[dirsvc.Kind]string{dirsvc.KindService: "services", dirsvc.KindLocation: "locations", dirsvc.KindOrganisation: "organisations"}
+	statuses := map[int]int{}
+	for slug, file := range files {
+		snap, err := primary.ParseImport(bytes.NewReader(file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(demo.Canaries(file)) == 0 {
+			t.Fatalf("%s holds no canary: the scan would prove nothing", slug)
+		}
+		missing := map[dirsvc.Kind]string{}
+		for kind, p := range paths {
+			missing[kind] = s.get(t, "/v1/d/"+slug+"/"+p+"/"+kind.IDPrefix()+"missing").wire()
+		}
+		scan := func(path string) response {
+			r := s.get(t, path)
+			statuses[r.status]++
+			var head strings.Builder
+			for k, vs := range r.header {
+				head.WriteString(k + ": " + strings.Join(vs, " ") + "\n")
+			}
+			if leaks := demo.Leaks(append([]byte(head.String()), r.body...), dirsvc.Public); len(leaks) > 0 {
+				t.Errorf("GET %s leaks %v to the public", path, leaks)
+			}
+			return r
+		}
+		scan("/v1/d/" + slug + "/developers")
+		for _, rec := range snap.Records {
+			p, ok := paths[rec.Kind()]
+			if !ok {
+				continue
+			}
+			id := rec.Base().PublicID
+			for _, q := range []string{"", "?view=brief"} {
+				r := scan("/v1/d/" + slug + "/" + p + "/" + id + q)
+				if r.status == http.StatusNotFound && q == "" && r.wire() != missing[rec.Kind()] {
+					t.Errorf("hidden %s %s answers differently from a missing one:\n%s", rec.Kind(), id, r.wire())
+				}
+			}
+		}
+	}
+	// The demo holds visible, hidden, closed and merged records: each answer must have been seen.
+	for _, st := range []int{200, 301, 404, 410} {
+		if statuses[st] == 0 {
+			t.Errorf("no %d answer among the demo's records; statuses %v", st, statuses)
+		}
+	}
+}
