@@ -199,3 +199,22 @@ func TestDirectoryFileHoldsNoStaffOnlyDetail(t *testing.T) {
 func readFixtureString(tb testing.TB) string { return string(readFixture(tb)) }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func TestNewFilesUseTheServicePageSize(t *testing.T) {
+	s := MustOpenStore(t)
+	MustImport(t, s, readFixture(t))
+	for _, name := range []string{"directory.db", "ops.db"} {
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(s.Root(), "dirs", "small", name)+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int
+		var mode string
+		db.QueryRow("PRAGMA page_size").Scan(&size)
+		db.QueryRow("PRAGMA journal_mode").Scan(&mode)
+		db.Close()
+		if size != 16384 || mode != "wal" {
+			t.Errorf("%s: page size %d, journal mode %s; want 16384, wal", name, size, mode)
+		}
+	}
+}

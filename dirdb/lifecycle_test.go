@@ -236,7 +236,7 @@ func dumpFile(t *testing.T, path string) string {
 	}
 	defer db.Close()
 	var b strings.Builder
-	for _, q := range []string{"SELECT public_id, version, state FROM records ORDER BY 1", "SELECT public_id, view, etag FROM projections ORDER BY 1, 2", "SELECT seq, public_id, event_type FROM changes ORDER BY 1"} {
+	for _, q := range []string{"SELECT public_id, version, state FROM records ORDER BY 1", "SELECT public_id, audiences, etag FROM projections ORDER BY 1, 2", "SELECT seq, public_id, event_type FROM changes ORDER BY 1"} {
 		rows, err := db.Query(q)
 		if err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -30,56 +31,72 @@ type row struct {
 // publication is what a record publishes after a write: its new row, its views and its event.
 type publication struct {
 	row   row
-	views map[string][]byte // view name -> body
-	event string            // empty when nothing published changed
-	isNew bool              // the record was not published before
+	views []viewRow
+	event string // empty when nothing published changed
+	isNew bool   // the record was not published before
 	// eventAudiences are who the event is for: those who see the record now or saw it before.
 	eventAudiences dirsvc.Audiences
 }
 
-// leadershipView is the name of the stored leadership view of an organisation.
-const leadershipView = "leadership"
+// viewRow is one distinct body of a record and the audiences that receive it.
+type viewRow struct {
+	audiences int64
+	body      []byte
+}
+
+// leadershipBit marks the stored leadership view of an organisation in a projection's audience set.
+const leadershipBit = 1 << 7
+
+// audienceBit returns the bit of audience a in a projection's audience set.
+func audienceBit(a dirsvc.Audience) int64 { return 1 << a }
 
 // publish runs the projection gate on rec for every served audience and compares the result with
 // what is published (prev). It decides the new version and local revision, and the event, if any.
 // ownChanged says whether the directory's own information on the record changed.
+//
+// It reads rec and the records rel returns but never writes them, so publications of many records
+// can be made at once; the versions it decides go into the views and the row only.
 func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, now time.Time) (publication, error) {
 	m := rec.Base()
-	m.Version, m.LocalRevision, m.UpdatedAt = 0, 0, time.Time{}
 	type view struct {
-		name string
-		v    any
+		bit int64
+		v   any
 	}
 	var views []view
 	var visible dirsvc.Audiences
 	for _, a := range dirsvc.ServedAudiences {
 		if v := dirsvc.Project(rec, rel, a); v != nil {
-			views = append(views, view{a.String(), v})
+			views = append(views, view{audienceBit(a), v})
 			visible |= dirsvc.AudiencesOf(a)
 		}
 	}
 	if o, ok := rec.(*dirsvc.Organisation); ok && len(views) > 0 && len(o.Leadership) > 0 {
-		views = append(views, view{leadershipView, dirsvc.ProjectLeadership(o, now.Format(time.DateOnly))})
+		views = append(views, view{leadershipBit, dirsvc.ProjectLeadership(o, now.Format(time.DateOnly))})
+	}
+	setHead := func(v any, h dirsvc.RecordHead) {
+		if x, ok := v.(interface{ Head() *dirsvc.RecordHead }); ok {
+			*x.Head() = h
+		}
 	}
 
 	// The views without versions decide whether anything published changed.
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", m.State, m.Survivor)
 	for _, v := range views {
+		setHead(v.v, dirsvc.RecordHead{PublicID: m.PublicID, Origin: m.Origin})
 		b, err := json.Marshal(v.v)
 		if err != nil {
-			return publication{}, fmt.Errorf("encode %s view of %s: %w", v.name, m.PublicID, err)
+			return publication{}, fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00", v.name, len(b))
+		fmt.Fprintf(h, "%d\x00%d\x00", v.bit, len(b))
 		h.Write(b)
 	}
 	hash := h.Sum(nil)
 
-	p := publication{row: prev}
+	p := publication{row: prev, isNew: !prev.exists}
 	p.row.exists, p.row.kind, p.row.state, p.row.survivor = true, rec.Kind(), m.State, m.Survivor
 	p.row.refs, p.row.areas = refsOf(rec, rel), areasOf(rec, rel)
 	if prev.exists && bytes.Equal(hash, prev.viewHash) && prev.state == m.State && prev.survivor == m.Survivor {
-		m.Version, m.LocalRevision, m.UpdatedAt = prev.version, prev.localRevision, prev.updatedAt
 		return p, nil
 	}
 
@@ -88,45 +105,75 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 	if ownChanged || !prev.exists {
 		p.row.localRevision++
 	}
-	m.Version, m.LocalRevision, m.UpdatedAt = p.row.version, p.row.localRevision, now
 	p.row.seenBy = seenBy(rec, rel, visible)
-	p.views = make(map[string][]byte, len(views))
+	head := dirsvc.RecordHead{PublicID: m.PublicID, Version: p.row.version,
+		LocalRevision: p.row.localRevision, LastUpdated: now, Origin: m.Origin}
 	for _, v := range views {
-		if h, ok := v.v.(interface{ Head() *dirsvc.RecordHead }); ok {
-			*h.Head() = dirsvc.RecordHead{PublicID: m.PublicID, Version: m.Version,
-				LocalRevision: m.LocalRevision, LastUpdated: now, Origin: m.Origin}
-		}
+		setHead(v.v, head)
 		b, err := json.Marshal(v.v)
 		if err != nil {
-			return publication{}, fmt.Errorf("encode %s view of %s: %w", v.name, m.PublicID, err)
+			return publication{}, fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
 		}
-		p.views[v.name] = b
+		// Audiences that see the same bytes share one row.
+		shared := false
+		for i := range p.views {
+			if bytes.Equal(p.views[i].body, b) {
+				p.views[i].audiences |= v.bit
+				shared = true
+				break
+			}
+		}
+		if !shared {
+			p.views = append(p.views, viewRow{v.bit, b})
+		}
 	}
 	p.event, p.eventAudiences = eventOf(prev, m.State, visible), prev.visibleTo|prev.seenBy|visible
-	p.isNew = !prev.exists
 	return p, nil
 }
 
 // seenBy returns who may learn that a record closed, was removed or merged: the audiences that would
 // see it were it live. For a live record that is who sees it now.
 func seenBy(rec dirsvc.Record, rel dirsvc.Lookup, visible dirsvc.Audiences) dirsvc.Audiences {
-	m := rec.Base()
-	switch m.State {
+	switch rec.Base().State {
 	case dirsvc.StateLive, dirsvc.StateVisibilityReduced:
 		return visible
 	case dirsvc.StateTakedown:
 		return 0
 	}
-	state := m.State
-	m.State = dirsvc.StateLive
-	defer func() { m.State = state }()
+	live := withState(rec, dirsvc.StateLive)
 	var seen dirsvc.Audiences
 	for _, a := range dirsvc.ServedAudiences {
-		if dirsvc.Project(rec, rel, a) != nil {
+		if dirsvc.Project(live, rel, a) != nil {
 			seen |= dirsvc.AudiencesOf(a)
 		}
 	}
 	return seen
+}
+
+// withState returns a shallow copy of rec in another state.
+func withState(rec dirsvc.Record, st dirsvc.State) dirsvc.Record {
+	var c dirsvc.Record
+	switch r := rec.(type) {
+	case *dirsvc.Organisation:
+		x := *r
+		c = &x
+	case *dirsvc.Location:
+		x := *r
+		c = &x
+	case *dirsvc.Service:
+		x := *r
+		c = &x
+	case *dirsvc.Practitioner:
+		x := *r
+		c = &x
+	case *dirsvc.PractitionerRole:
+		x := *r
+		c = &x
+	default:
+		panic(fmt.Sprintf("dirdb: unknown record type %T", rec))
+	}
+	c.Base().State = st
+	return c
 }
 
 // eventOf names the change-log event of a published change.
@@ -163,26 +210,26 @@ func refsOf(rec dirsvc.Record, rel dirsvc.Lookup) [4]string {
 	return [4]string{}
 }
 
-// areasOf returns the areas a location lies in, or that a service is at or serves.
+// areasOf returns the areas a location lies in, or that a service is at or serves, each once.
 func areasOf(rec dirsvc.Record, rel dirsvc.Lookup) []string {
+	var out []string
 	switch r := rec.(type) {
 	case *dirsvc.Location:
-		return r.Areas
+		out = slices.Clone(r.Areas)
 	case *dirsvc.Service:
-		var out []string
 		if l := rel.Location(r.Location); l != nil {
 			out = append(out, l.Areas...)
 		}
-		return append(out, r.Catchment...)
+		out = append(out, r.Catchment...)
 	}
-	return nil
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
-// ownHash hashes the directory's own information on a record: its canonical form without the
-// versions the store assigns.
+// ownHash hashes the directory's own information on a record: its canonical form. Records reach the
+// store without versions (ingest clears them and ops.db keeps none), so the form holds none either.
 func ownHash(rec dirsvc.Record) ([]byte, []byte, error) {
 	m := rec.Base()
-	m.Version, m.LocalRevision, m.UpdatedAt = 0, 0, time.Time{}
 	doc, err := json.Marshal(rec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s: %w", m.PublicID, err)

@@ -16,7 +16,7 @@ type readStmts struct {
 }
 
 const (
-	viewQuery   = `SELECT body, etag FROM projections WHERE public_id = ? AND view = ?`
+	viewQuery   = `SELECT body, etag FROM projections WHERE public_id = ? AND audiences & ? != 0`
 	recordQuery = `SELECT kind, state, COALESCE(survivor_id, ''), seen_by FROM records WHERE public_id = ?`
 )
 
@@ -48,7 +48,7 @@ func (d *Directory) Record(ctx context.Context, publicID string, a dirsvc.Audien
 		body, etag []byte
 		seen       int64
 	)
-	err := d.stmts.view.QueryRowContext(ctx, publicID, a.String()).Scan(&body, &etag)
+	err := d.stmts.view.QueryRowContext(ctx, publicID, audienceBit(a)).Scan(&body, &etag)
 	switch {
 	case err == nil:
 		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(a)
@@ -85,9 +85,9 @@ func (d *Directory) Related(ctx context.Context, a dirsvc.Audience, kind, ref di
 	defer d.gate.RUnlock()
 	rows, err := d.readers.QueryContext(ctx, `
 SELECT r.public_id, p.body, p.etag
-FROM records r JOIN projections p ON p.public_id = r.public_id AND p.view = ?
+FROM records r JOIN projections p ON p.public_id = r.public_id AND p.audiences & ? != 0
 WHERE r.`+col+` = ? AND r.kind = ?
-ORDER BY r.public_id`, a.String(), refID, string(kind))
+ORDER BY r.public_id`, audienceBit(a), refID, string(kind))
 	if err != nil {
 		return nil, fmt.Errorf("read %ss of %s: %w", kind, refID, err)
 	}

@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -23,6 +25,27 @@ type writeTx struct {
 	ops   *sql.Tx
 	now   time.Time
 	stats dirsvc.ImportStats
+	stmts map[*sql.Tx]map[string]*sql.Stmt
+}
+
+// exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
+// same few statements hundreds of thousands of times.
+func (w *writeTx) exec(tx *sql.Tx, query string, args ...any) error {
+	byQuery := w.stmts[tx]
+	if byQuery == nil {
+		byQuery = map[string]*sql.Stmt{}
+		w.stmts[tx] = byQuery
+	}
+	st, ok := byQuery[query]
+	if !ok {
+		var err error
+		if st, err = tx.PrepareContext(w.ctx, query); err != nil {
+			return err
+		}
+		byQuery[query] = st
+	}
+	_, err := st.ExecContext(w.ctx, args...)
+	return err
 }
 
 // write runs fn inside a write of the directory.
@@ -43,7 +66,7 @@ func (d *Directory) write(ctx context.Context, fn func(w *writeTx) error) (dirsv
 		return dirsvc.ImportStats{}, fmt.Errorf("begin directory write: %w", err)
 	}
 	defer pubTx.Rollback()
-	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: dirsvc.Now()}
+	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: dirsvc.Now(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}}
 	if err := fn(w); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
@@ -63,10 +86,18 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 		return dirsvc.ImportStats{}, dirsvc.InvalidParam("directory.slug",
 			"the file describes directory %q, not %q", snap.Directory.Slug, d.slug)
 	}
+	// Kind order keeps the change log readable (organisations before their sites and services); ID
+	// order within a kind makes every primary-key insert an append, which is most of an import's work.
 	recs := slices.Clone(snap.Records)
-	sort.SliceStable(recs, func(i, j int) bool { return kindRank(recs[i].Kind()) < kindRank(recs[j].Kind()) })
+	sort.Slice(recs, func(i, j int) bool {
+		ki, kj := kindRank(recs[i].Kind()), kindRank(recs[j].Kind())
+		return ki < kj || ki == kj && recs[i].Base().PublicID < recs[j].Base().PublicID
+	})
+	for _, rec := range recs {
+		clearVersions(rec)
+	}
 	lk := newMemLookup(snap)
-	return d.write(ctx, func(w *writeTx) error {
+	return d.write(ctx, func(w *writeTx) (err error) {
 		if err := w.putDirectory(snap); err != nil {
 			return err
 		}
@@ -78,19 +109,34 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 		if err != nil {
 			return err
 		}
+		// What the file no longer holds is removed, after everything it holds is saved.
+		inFile := make(map[string]bool, len(recs))
 		for _, rec := range recs {
-			id := rec.Base().PublicID
-			if err := w.save(rec, lk, prev[id], own[id]); err != nil {
-				return err
-			}
-			delete(prev, id)
+			inFile[rec.Base().PublicID] = true
 		}
-		// What the file no longer holds is removed.
-		gone := make([]string, 0, len(prev))
+		var gone []string
 		for id, r := range prev {
-			if r.state != dirsvc.StateRemoved {
+			if !inFile[id] && r.state != dirsvc.StateRemoved {
 				gone = append(gone, id)
 			}
+		}
+		if len(prev) == 0 && len(recs) >= bulkThreshold {
+			rebuild, derr := w.deferIndexes()
+			if derr != nil {
+				return derr
+			}
+			defer func() {
+				if err == nil {
+					err = rebuild() // err is the write's result: rebuild only after a write that worked
+				}
+			}()
+		}
+		err = prepareAll(ctx, recs, func(rec dirsvc.Record) (prepared, error) {
+			id := rec.Base().PublicID
+			return prepare(rec, lk, prev[id], own[id], w.now)
+		}, w.store)
+		if err != nil {
+			return err
 		}
 		sort.Strings(gone)
 		for _, id := range gone {
@@ -114,6 +160,7 @@ func (d *Directory) Update(ctx context.Context, rec dirsvc.Record) (dirsvc.Impor
 		if err != nil {
 			return err
 		}
+		clearVersions(rec)
 		m := rec.Base()
 		if old := lk.get(m.PublicID); old != nil {
 			if old.Kind() != rec.Kind() {
@@ -300,28 +347,150 @@ func (w *writeTx) dependents(lk *txLookup, id string) ([]string, error) {
 	return uniq, nil
 }
 
+// bulkThreshold is the size from which a first import builds directory.db's secondary indexes after
+// loading rather than row by row: SQLite builds an index from one sort far faster than from random
+// inserts.
+var bulkThreshold = 5000 // a variable so tests can take the bulk path with a small fixture
+
+// deferIndexes drops the secondary indexes of directory.db inside the write and returns what
+// recreates them, exactly as the schema defines them. The drop is part of the transaction, so a write
+// that fails leaves them as they were.
+func (w *writeTx) deferIndexes() (func() error, error) {
+	rows, err := w.pub.QueryContext(w.ctx, "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+	if err != nil {
+		return nil, fmt.Errorf("list indexes: %w", err)
+	}
+	var names, defs []string
+	for rows.Next() {
+		var name, def string
+		if err := rows.Scan(&name, &def); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		names, defs = append(names, name), append(defs, def)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if _, err := w.pub.ExecContext(w.ctx, `DROP INDEX "`+name+`"`); err != nil {
+			return nil, fmt.Errorf("drop index %s: %w", name, err)
+		}
+	}
+	return func() error {
+		for i, def := range defs {
+			if _, err := w.pub.ExecContext(w.ctx, def); err != nil {
+				return fmt.Errorf("build index %s: %w", names[i], err)
+			}
+		}
+		return nil
+	}, nil
+}
+
+// clearVersions clears what the store assigns, so a record's canonical form holds none of it.
+func clearVersions(rec dirsvc.Record) {
+	m := rec.Base()
+	m.Version, m.LocalRevision, m.UpdatedAt = 0, 0, time.Time{}
+}
+
 func kindRank(k dirsvc.Kind) int { return slices.Index(dirsvc.Kinds, k) }
+
+// prepared is a record ready to store: its canonical form, and what it publishes.
+type prepared struct {
+	rec        dirsvc.Record
+	hash, doc  []byte
+	ownChanged bool
+	pub        publication
+}
+
+// prepare works out, without touching the store, what saving rec means: whether its own information
+// changed, and its publication. It only reads rec and lk, so many records can be prepared at once.
+func prepare(rec dirsvc.Record, lk dirsvc.Lookup, prev row, prevOwn []byte, now time.Time) (prepared, error) {
+	hash, doc, err := ownHash(rec)
+	if err != nil {
+		return prepared{}, err
+	}
+	pr := prepared{rec: rec, hash: hash, doc: doc, ownChanged: !bytes.Equal(hash, prevOwn)}
+	pr.pub, err = publish(rec, lk, prev, pr.ownChanged, now)
+	return pr, err
+}
+
+// prepareChunk is how many records are prepared together, a chunk ahead of the writer.
+const prepareChunk = 256
+
+// prepareAll prepares recs on every core, a chunk ahead, and hands the results to store one by one
+// in order, on the calling goroutine (the one that owns the transactions).
+func prepareAll(ctx context.Context, recs []dirsvc.Record, prep func(dirsvc.Record) (prepared, error), store func(prepared) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type batch struct {
+		items []prepared
+		err   error
+	}
+	out := make(chan batch, 2)
+	go func() {
+		defer close(out)
+		workers := runtime.GOMAXPROCS(0)
+		for start := 0; start < len(recs); start += prepareChunk {
+			part := recs[start:min(start+prepareChunk, len(recs))]
+			b := batch{items: make([]prepared, len(part))}
+			errs := make([]error, workers)
+			var wg sync.WaitGroup
+			for k := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := k; i < len(part) && errs[k] == nil; i += workers {
+						b.items[i], errs[k] = prep(part[i])
+					}
+				}()
+			}
+			wg.Wait()
+			b.err = errors.Join(errs...)
+			select {
+			case out <- b:
+			case <-ctx.Done():
+				return
+			}
+			if b.err != nil {
+				return
+			}
+		}
+	}()
+	for b := range out {
+		if b.err != nil {
+			return b.err
+		}
+		for _, pr := range b.items {
+			if err := store(pr); err != nil {
+				return err
+			}
+		}
+	}
+	return ctx.Err()
+}
 
 // save stores a record's canonical form when it changed and publishes its views.
 func (w *writeTx) save(rec dirsvc.Record, lk dirsvc.Lookup, prev row, prevOwn []byte) error {
-	hash, doc, err := ownHash(rec)
+	pr, err := prepare(rec, lk, prev, prevOwn, w.now)
 	if err != nil {
 		return err
 	}
-	ownChanged := !bytes.Equal(hash, prevOwn)
-	if ownChanged {
-		if _, err := w.ops.ExecContext(w.ctx, `
+	return w.store(pr)
+}
+
+// store writes a prepared record: its canonical form when it changed, then its publication.
+func (w *writeTx) store(pr prepared) error {
+	if pr.ownChanged {
+		if err := w.exec(w.ops, `
 INSERT INTO source_records (public_id, kind, own_hash, doc) VALUES (?, ?, ?, ?)
 ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, own_hash = excluded.own_hash, doc = excluded.doc`,
-			rec.Base().PublicID, string(rec.Kind()), hash, doc); err != nil {
-			return fmt.Errorf("save source of %s: %w", rec.Base().PublicID, err)
+			pr.rec.Base().PublicID, string(pr.rec.Kind()), pr.hash, pr.doc); err != nil {
+			return fmt.Errorf("save source of %s: %w", pr.rec.Base().PublicID, err)
 		}
 	}
-	p, err := publish(rec, lk, prev, ownChanged, w.now)
-	if err != nil {
-		return err
-	}
-	return w.apply(rec.Base(), p)
+	return w.apply(pr.rec.Base(), pr.pub)
 }
 
 // apply writes a publication: the record's row, its views, its areas and its change-log row.
@@ -337,7 +506,7 @@ func (w *writeTx) apply(m *dirsvc.Meta, p publication) error {
 		}
 		return s
 	}
-	_, err := w.pub.ExecContext(w.ctx, `
+	err := w.exec(w.pub, `
 INSERT INTO records (public_id, kind, state, visible_to, seen_by, survivor_id, version, local_revision,
     view_hash, organisation_id, location_id, service_id, practitioner_id, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -353,25 +522,26 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", id, err)
 	}
-	if _, err := w.pub.ExecContext(w.ctx, "DELETE FROM projections WHERE public_id = ?", id); err != nil {
-		return fmt.Errorf("publish %s: %w", id, err)
-	}
-	for _, name := range sortedKeys(p.views) {
-		body := p.views[name]
-		if _, err := w.pub.ExecContext(w.ctx, "INSERT INTO projections (public_id, view, body, etag) VALUES (?, ?, ?, ?)",
-			id, name, body, etag(body)); err != nil {
-			return fmt.Errorf("publish %s view of %s: %w", name, id, err)
+	if !p.isNew {
+		if err := w.exec(w.pub, "DELETE FROM projections WHERE public_id = ?", id); err != nil {
+			return fmt.Errorf("publish %s: %w", id, err)
 		}
-	}
-	if _, err := w.pub.ExecContext(w.ctx, "DELETE FROM record_areas WHERE public_id = ?", id); err != nil {
-		return fmt.Errorf("publish areas of %s: %w", id, err)
-	}
-	for _, area := range r.areas {
-		if _, err := w.pub.ExecContext(w.ctx, "INSERT OR IGNORE INTO record_areas (area, public_id) VALUES (?, ?)", area, id); err != nil {
+		if err := w.exec(w.pub, "DELETE FROM record_areas WHERE public_id = ?", id); err != nil {
 			return fmt.Errorf("publish areas of %s: %w", id, err)
 		}
 	}
-	if _, err := w.pub.ExecContext(w.ctx, `
+	for _, v := range p.views {
+		if err := w.exec(w.pub, "INSERT INTO projections (public_id, audiences, body, etag) VALUES (?, ?, ?, ?)",
+			id, v.audiences, v.body, etag(v.body)); err != nil {
+			return fmt.Errorf("publish views of %s: %w", id, err)
+		}
+	}
+	for _, area := range r.areas {
+		if err := w.exec(w.pub, "INSERT INTO record_areas (area, public_id) VALUES (?, ?)", area, id); err != nil {
+			return fmt.Errorf("publish areas of %s: %w", id, err)
+		}
+	}
+	if err := w.exec(w.pub, `
 INSERT INTO changes (kind, public_id, version, local_revision, event_type, survivor_id, origin, audiences, at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		string(r.kind), id, r.version, r.localRevision, p.event, nullable(r.survivor), nullable(m.Origin),
@@ -388,15 +558,6 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.stats.Updated++
 	}
 	return nil
-}
-
-func sortedKeys(m map[string][]byte) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // putDirectory stores the directory's description and taxonomy when they changed.

@@ -40,7 +40,8 @@ func Import(ctx context.Context, st dirsvc.DirectoryStore, r io.Reader) (string,
 // ParseRecord reads one record in the import format (a single line's object, kind included) for the
 // directory described by dir, applying the same defaults, normalisation and checks as an import.
 func ParseRecord(b []byte, dir *dirsvc.Directory) (dirsvc.Record, error) {
-	p := &parser{snap: &dirsvc.Snapshot{Directory: *dir}, lines: map[string]int{}, haveDir: true, line: 1}
+	p := newParser(dir)
+	p.line = 1
 	if err := p.parseLine(bytes.TrimSpace(b)); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/dirsvc/dirsvc"
@@ -43,18 +44,20 @@ func (e *ImportError) Error() string {
 // documented defaults, normalises phone numbers to E.164 and checks everything, including that every
 // reference resolves inside the file. It returns the first error found, naming line, record and field.
 func ParseImport(r io.Reader) (*dirsvc.Snapshot, error) {
-	p := &parser{snap: &dirsvc.Snapshot{}, lines: map[string]int{}}
+	p := newParser(nil)
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxImportLine)
-	for sc.Scan() {
+	// The directory line comes first: every other line is read in its country.
+	for !p.haveDir && sc.Scan() {
 		p.line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
+		if b := bytes.TrimSpace(sc.Bytes()); len(b) > 0 {
+			if err := p.parseLine(b); err != nil {
+				return nil, err
+			}
 		}
-		if err := p.parseLine(b); err != nil {
-			return nil, err
-		}
+	}
+	if err := p.parseBatches(sc); err != nil {
+		return nil, err
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -71,11 +74,104 @@ func ParseImport(r io.Reader) (*dirsvc.Snapshot, error) {
 	return p.snap, nil
 }
 
+// batchLines is how many lines one worker parses at a time.
+const batchLines = 512
+
+// batch is a run of lines parsed by a parser of its own.
+type batch struct {
+	first int      // line number of lines[0]
+	lines [][]byte // copies: the scanner reuses its buffer
+	p     *parser
+	err   error
+	done  chan struct{}
+}
+
+// parseBatches parses the remaining lines on every core, in batches, and merges them in file order,
+// so the first error in the file is the one reported.
+func (p *parser) parseBatches(sc *bufio.Scanner) error {
+	work := make(chan *batch)
+	pending := make(chan *batch, 2*runtime.GOMAXPROCS(0))
+	for range runtime.GOMAXPROCS(0) {
+		go func() {
+			for b := range work {
+				b.p = newParser(&p.snap.Directory)
+				for i, line := range b.lines {
+					b.p.line = b.first + i
+					if len(line) > 0 {
+						if b.err = b.p.parseLine(line); b.err != nil {
+							break
+						}
+					}
+				}
+				close(b.done)
+			}
+		}()
+	}
+	go func() {
+		defer close(work)
+		defer close(pending)
+		for {
+			b := &batch{first: p.line + 1, done: make(chan struct{})}
+			for len(b.lines) < batchLines && sc.Scan() {
+				p.line++
+				b.lines = append(b.lines, bytes.Clone(bytes.TrimSpace(sc.Bytes())))
+			}
+			if len(b.lines) == 0 {
+				return
+			}
+			pending <- b
+			work <- b
+		}
+	}()
+	var err error
+	for b := range pending {
+		<-b.done
+		if err == nil {
+			err = b.err
+			if err == nil {
+				err = p.merge(b.p)
+			}
+		}
+	}
+	return err
+}
+
+// merge appends what a batch parser read, checking its public IDs against those read before.
+func (p *parser) merge(b *parser) error {
+	for _, rec := range b.snap.Records {
+		id := rec.Base().PublicID
+		if first, dup := p.lines[id]; dup {
+			p.line = b.lines[id]
+			return p.fail(id, "publicId", "already used on line %d", first)
+		}
+		p.lines[id] = b.lines[id]
+	}
+	p.snap.Records = append(p.snap.Records, b.snap.Records...)
+	p.snap.Collections = append(p.snap.Collections, b.snap.Collections...)
+	t, bt := &p.snap.Taxonomy, &b.snap.Taxonomy
+	t.Categories = append(t.Categories, bt.Categories...)
+	t.PlatformTypes = append(t.PlatformTypes, bt.PlatformTypes...)
+	t.LocalTypes = append(t.LocalTypes, bt.LocalTypes...)
+	t.Programs = append(t.Programs, bt.Programs...)
+	t.TargetGroups = append(t.TargetGroups, bt.TargetGroups...)
+	return nil
+}
+
+// newParser returns a parser; with dir, one that reads lines after the directory line.
+func newParser(dir *dirsvc.Directory) *parser {
+	p := &parser{snap: &dirsvc.Snapshot{}, lines: map[string]int{}, phones: map[string]string{}}
+	if dir != nil {
+		p.snap.Directory, p.haveDir = *dir, true
+	}
+	return p
+}
+
 type parser struct {
 	snap    *dirsvc.Snapshot
 	line    int
 	haveDir bool
-	lines   map[string]int // public ID -> line
+	lines   map[string]int    // public ID -> line
+	phones  map[string]string // value -> E.164: directories repeat their numbers
 }
 
 func (p *parser) fail(record, field, format string, args ...any) error {

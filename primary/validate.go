@@ -200,9 +200,13 @@ func (p *parser) contacts(id, field string, cs []dirsvc.Contact, def dirsvc.Audi
 		c.VisibleTo = c.VisibleTo.Or(def)
 		switch {
 		case c.Kind.PhoneLike():
-			e164, err := E164(c.Value, p.snap.Directory.Country)
-			if err != nil {
-				return p.fail(id, f+".value", "%v", err)
+			e164, ok := p.phones[c.Value]
+			if !ok {
+				var err error
+				if e164, err = E164(c.Value, p.snap.Directory.Country); err != nil {
+					return p.fail(id, f+".value", "%v", err)
+				}
+				p.phones[c.Value] = e164
 			}
 			c.Value = e164
 		case c.Kind == dirsvc.ContactEmail:

@@ -9,6 +9,7 @@ CREATE TABLE directory (
 ) STRICT;
 
 -- One row per record: what reads need to answer 200, 301, 404 or 410, and the keys lists filter on.
+-- A public ID starts with its kind's prefix, so the primary key already groups records by kind.
 CREATE TABLE records (
     public_id       TEXT PRIMARY KEY,
     kind            TEXT NOT NULL CHECK (kind IN ('organisation', 'location', 'service', 'practitioner', 'role')),
@@ -28,29 +29,29 @@ CREATE TABLE records (
     practitioner_id TEXT,
     updated_at      TEXT NOT NULL
 ) STRICT;
-CREATE INDEX records_kind ON records (kind, public_id);
 CREATE INDEX records_organisation ON records (organisation_id) WHERE organisation_id IS NOT NULL;
 CREATE INDEX records_location ON records (location_id) WHERE location_id IS NOT NULL;
 CREATE INDEX records_service ON records (service_id) WHERE service_id IS NOT NULL;
 CREATE INDEX records_practitioner ON records (practitioner_id) WHERE practitioner_id IS NOT NULL;
-CREATE INDEX records_updated ON records (kind, updated_at);
 
--- The canonical (brief) view of each record for each audience that may see it. A missing row is a
--- record hidden from that audience.
+-- The canonical (brief) views of each record: one row per distinct body, with the set of audiences
+-- that receive it (bit set as in records.visible_to; bit 128 is the organisation's leadership view).
+-- Most records look the same to every audience, so most have one row. An audience in no row's set is
+-- an audience the record is hidden from.
 CREATE TABLE projections (
     public_id TEXT NOT NULL,
-    view      TEXT NOT NULL, -- an audience name, or 'leadership'
+    audiences INTEGER NOT NULL,
     body      BLOB NOT NULL,
     etag      TEXT NOT NULL,
-    PRIMARY KEY (public_id, view)
+    PRIMARY KEY (public_id, audiences)
 ) STRICT, WITHOUT ROWID;
 
 -- Areas each location and service is in or serves (type:code), for area filters.
 CREATE TABLE record_areas (
     area      TEXT NOT NULL,
-    public_id TEXT NOT NULL,
-    PRIMARY KEY (area, public_id)
-) STRICT, WITHOUT ROWID;
+    public_id TEXT NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX record_areas_area ON record_areas (area, public_id);
 CREATE INDEX record_areas_record ON record_areas (public_id);
 
 -- The change log. seq is never reused (AUTOINCREMENT), so pruning below a floor is safe, and with one
@@ -66,10 +67,9 @@ CREATE TABLE changes (
     origin         TEXT,
     -- Audiences the event is for: those who may see the record after it, or saw it before.
     audiences      INTEGER NOT NULL,
-    at             TEXT NOT NULL,
-    UNIQUE (public_id, version, local_revision, event_type)
+    at             TEXT NOT NULL
 ) STRICT;
-CREATE INDEX changes_record ON changes (public_id, seq);
+CREATE UNIQUE INDEX changes_dedupe ON changes (public_id, version, local_revision, event_type);
 
 -- The oldest sequence a cursor may name; older cursors answer 410.
 CREATE TABLE change_floor (

@@ -21,4 +21,3 @@ CREATE TABLE source_records (
     own_hash  BLOB NOT NULL,
     doc       BLOB NOT NULL
 ) STRICT;
-CREATE INDEX source_records_kind ON source_records (kind, public_id);

@@ -1,0 +1,81 @@
+package dirdb
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// indexes returns the definitions of directory.db's indexes.
+func indexes(t *testing.T, d *Directory) string {
+	t.Helper()
+	rows, err := d.readers.Query("SELECT sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var defs []string
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		defs = append(defs, s)
+	}
+	return strings.Join(defs, "\n")
+}
+
+// TestBulkImportRebuildsIndexes takes the bulk path of a first import with a small directory: the
+// indexes are dropped and rebuilt inside the write, and a write that fails keeps them.
+func TestBulkImportRebuildsIndexes(t *testing.T) {
+	defer func(n int) { bulkThreshold = n }(bulkThreshold)
+	bulkThreshold = 1
+	ctx := context.Background()
+	snapshot := func() *dirsvc.Snapshot {
+		b, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return parseForTest(t, b)
+	}
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, err := s.CreateDirectory(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := indexes(t, d)
+	if !strings.Contains(want, "changes_dedupe") {
+		t.Fatalf("the schema's indexes: %s", want)
+	}
+
+	bad := snapshot()
+	bad.Records[len(bad.Records)-1].Base().State = "bogus"
+	if _, err := d.Import(ctx, bad); err == nil {
+		t.Fatal("an import with an impossible state succeeded")
+	}
+	if got := indexes(t, d); got != want {
+		t.Fatalf("after a failed bulk import the indexes are\n%s\nwant\n%s", got, want)
+	}
+
+	stats, err := d.Import(ctx, snapshot())
+	if err != nil || stats.Created == 0 {
+		t.Fatalf("bulk import: %+v, %v", stats, err)
+	}
+	if got := indexes(t, d); got != want {
+		t.Fatalf("after a bulk import the indexes are\n%s\nwant\n%s", got, want)
+	}
+	if st, err := d.Record(ctx, "svc_gp", dirsvc.Public); err != nil || st.View == nil {
+		t.Fatalf("read after a bulk import: %v", err)
+	}
+	var n int
+	d.readers.QueryRow("SELECT count(*) FROM record_areas WHERE area = 'postcode:2007'").Scan(&n)
+	if n != 2 {
+		t.Fatalf("areas index finds %d records in postcode:2007, want the site and its service", n)
+	}
+}
