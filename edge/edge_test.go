@@ -121,11 +121,11 @@ func TestHiddenAndMissingAnswerTheSameBytes(t *testing.T) {
 	}
 	hidden := map[string][]string{
 		"services": {
-			"/v1/d/small/services/svc_reduced",     // visibility reduced to professionals
-			"/v1/d/small/services/svc_down",        // taken down
-			"/v1/d/small/services/loc_ultimo",      // another kind's ID
-			"/v1/d/small/services/svc_%20bad",      // not an ID at all
-			"/v1/d/nowhere/services/svc_gp",        // unknown directory
+			"/v1/d/small/services/svc_reduced", // visibility reduced to professionals
+			"/v1/d/small/services/svc_down",    // taken down
+			"/v1/d/small/services/loc_ultimo",  // another kind's ID
+			"/v1/d/small/services/svc_%20bad",  // not an ID at all
+			"/v1/d/nowhere/services/svc_gp",    // unknown directory
 			"/v1/d/small/services/svc_reduced?view=brief",
 		},
 		"locations":     {"/v1/d/small/locations/loc_unlisted", "/v1/d/small/locations/svc_gp", "/v1/d/NOPE/locations/loc_ultimo"},
