@@ -73,21 +73,20 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 	if o, ok := rec.(*dirsvc.Organisation); ok && len(views) > 0 && len(o.Leadership) > 0 {
 		views = append(views, view{leadershipBit, dirsvc.ProjectLeadership(o, now.Format(time.DateOnly))})
 	}
-	setHead := func(v any, h dirsvc.RecordHead) {
-		if x, ok := v.(interface{ Head() *dirsvc.RecordHead }); ok {
-			*x.Head() = h
-		}
-	}
-
 	// The views without versions decide whether anything published changed.
+	noVersions := dirsvc.RecordHead{PublicID: m.PublicID, Origin: m.Origin}
+	bodies := make([][]byte, len(views))
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", m.State, m.Survivor)
-	for _, v := range views {
-		setHead(v.v, dirsvc.RecordHead{PublicID: m.PublicID, Origin: m.Origin})
+	for i, v := range views {
+		if x, ok := v.v.(interface{ Head() *dirsvc.RecordHead }); ok {
+			*x.Head() = noVersions
+		}
 		b, err := json.Marshal(v.v)
 		if err != nil {
 			return publication{}, fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
 		}
+		bodies[i] = b
 		fmt.Fprintf(h, "%d\x00%d\x00", v.bit, len(b))
 		h.Write(b)
 	}
@@ -106,19 +105,18 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 		p.row.localRevision++
 	}
 	p.row.seenBy = seenBy(rec, rel, visible)
-	head := dirsvc.RecordHead{PublicID: m.PublicID, Version: p.row.version,
+	final := dirsvc.RecordHead{PublicID: m.PublicID, Version: p.row.version,
 		LocalRevision: p.row.localRevision, LastUpdated: now, Origin: m.Origin}
-	for _, v := range views {
-		setHead(v.v, head)
-		b, err := json.Marshal(v.v)
+	for i, v := range views {
+		b, err := withHead(bodies[i], v.v, noVersions, final)
 		if err != nil {
 			return publication{}, fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
 		}
 		// Audiences that see the same bytes share one row.
 		shared := false
-		for i := range p.views {
-			if bytes.Equal(p.views[i].body, b) {
-				p.views[i].audiences |= v.bit
+		for j := range p.views {
+			if bytes.Equal(p.views[j].body, b) {
+				p.views[j].audiences |= v.bit
 				shared = true
 				break
 			}
@@ -129,6 +127,30 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 	}
 	p.event, p.eventAudiences = eventOf(prev, m.State, visible), prev.visibleTo|prev.seenBy|visible
 	return p, nil
+}
+
+// withHead returns the body of view v with head final in place of head old, which body was
+// encoded with. Every view embeds its head first, so its JSON starts with the head's members and the
+// rest need not be encoded again; a view without a head is returned as it is.
+func withHead(body []byte, v any, old, final dirsvc.RecordHead) ([]byte, error) {
+	if _, ok := v.(interface{ Head() *dirsvc.RecordHead }); !ok {
+		return body, nil
+	}
+	oldHead, err := json.Marshal(old)
+	if err != nil {
+		return nil, err
+	}
+	newHead, err := json.Marshal(final)
+	if err != nil {
+		return nil, err
+	}
+	prefix := oldHead[:len(oldHead)-1] // without its closing brace
+	if !bytes.HasPrefix(body, prefix) {
+		return nil, fmt.Errorf("view %T does not start with its head", v)
+	}
+	out := make([]byte, 0, len(body)+len(newHead)-len(oldHead))
+	out = append(out, newHead[:len(newHead)-1]...)
+	return append(out, body[len(prefix):]...), nil
 }
 
 // seenBy returns who may learn that a record closed, was removed or merged: the audiences that would
@@ -210,18 +232,18 @@ func refsOf(rec dirsvc.Record, rel dirsvc.Lookup) [4]string {
 	return [4]string{}
 }
 
-// areasOf returns the areas a location lies in, or that a service is at or serves, each once.
+// areasOf returns the areas a service is at (its location's) or serves (its catchment), each once:
+// what the area filter of the service list matches.
 func areasOf(rec dirsvc.Record, rel dirsvc.Lookup) []string {
-	var out []string
-	switch r := rec.(type) {
-	case *dirsvc.Location:
-		out = slices.Clone(r.Areas)
-	case *dirsvc.Service:
-		if l := rel.Location(r.Location); l != nil {
-			out = append(out, l.Areas...)
-		}
-		out = append(out, r.Catchment...)
+	s, ok := rec.(*dirsvc.Service)
+	if !ok {
+		return nil
 	}
+	var out []string
+	if l := rel.Location(s.Location); l != nil {
+		out = append(out, l.Areas...)
+	}
+	out = append(out, s.Catchment...)
 	slices.Sort(out)
 	return slices.Compact(out)
 }

@@ -131,10 +131,22 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 				}
 			}()
 		}
+		// ops.db is a file of its own: its canonical records are written on another goroutine, beside
+		// the publication on this one.
+		sources, opsDone := w.sourceWriter()
 		err = prepareAll(ctx, recs, func(rec dirsvc.Record) (prepared, error) {
 			id := rec.Base().PublicID
 			return prepare(rec, lk, prev[id], own[id], w.now)
-		}, w.store)
+		}, func(pr prepared) error {
+			if pr.ownChanged {
+				sources <- pr
+			}
+			return w.apply(pr.rec.Base(), pr.pub)
+		})
+		close(sources)
+		if serr := <-opsDone; err == nil {
+			err = serr
+		}
 		if err != nil {
 			return err
 		}
@@ -480,17 +492,39 @@ func (w *writeTx) save(rec dirsvc.Record, lk dirsvc.Lookup, prev row, prevOwn []
 	return w.store(pr)
 }
 
+const saveSourceSQL = `
+INSERT INTO source_records (public_id, kind, own_hash, doc) VALUES (?, ?, ?, ?)
+ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, own_hash = excluded.own_hash, doc = excluded.doc`
+
 // store writes a prepared record: its canonical form when it changed, then its publication.
 func (w *writeTx) store(pr prepared) error {
 	if pr.ownChanged {
-		if err := w.exec(w.ops, `
-INSERT INTO source_records (public_id, kind, own_hash, doc) VALUES (?, ?, ?, ?)
-ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, own_hash = excluded.own_hash, doc = excluded.doc`,
-			pr.rec.Base().PublicID, string(pr.rec.Kind()), pr.hash, pr.doc); err != nil {
+		if err := w.exec(w.ops, saveSourceSQL, pr.rec.Base().PublicID, string(pr.rec.Kind()), pr.hash, pr.doc); err != nil {
 			return fmt.Errorf("save source of %s: %w", pr.rec.Base().PublicID, err)
 		}
 	}
 	return w.apply(pr.rec.Base(), pr.pub)
+}
+
+// sourceWriter saves canonical records sent to it in ops.db on a goroutine of its own, which alone
+// uses the ops transaction until it reports on done. After an error it drains what it is sent.
+func (w *writeTx) sourceWriter() (chan<- prepared, <-chan error) {
+	in, done := make(chan prepared, prepareChunk), make(chan error, 1)
+	go func() {
+		st, err := w.ops.PrepareContext(w.ctx, saveSourceSQL)
+		for pr := range in {
+			if err == nil {
+				if _, err = st.ExecContext(w.ctx, pr.rec.Base().PublicID, string(pr.rec.Kind()), pr.hash, pr.doc); err != nil {
+					err = fmt.Errorf("save source of %s: %w", pr.rec.Base().PublicID, err)
+				}
+			}
+		}
+		if st != nil {
+			st.Close()
+		}
+		done <- err
+	}()
+	return in, done
 }
 
 // apply writes a publication: the record's row, its views, its areas and its change-log row.

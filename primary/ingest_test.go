@@ -71,6 +71,7 @@ func TestParseImportRejectsInvalidInputNamingLineRecordAndField(t *testing.T) {
 		{"hours with close before open", sub(`"loc_ultimo"`, `"close":"17:00"`, `"close":"08:00"`), `(loc_ultimo) hours.weekly[0].intervals[0]`},
 		{"no directory line first", strings.SplitN(base, "\n", 2)[1], `line 1 kind: the first line must be the directory`},
 		{"a line that is not JSON", base + "{oops\n", `not a JSON object`},
+		{"a cut-off line that starts with its kind", base + `{"kind":"organisation","publicId":"org_cut"` + "\n", `invalid organisation`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

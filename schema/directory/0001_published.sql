@@ -46,7 +46,8 @@ CREATE TABLE projections (
     PRIMARY KEY (public_id, audiences)
 ) STRICT, WITHOUT ROWID;
 
--- Areas each location and service is in or serves (type:code), for area filters.
+-- Areas each service is at (its location's) or serves (its catchment), as type:code, for the area
+-- filter of the service list.
 CREATE TABLE record_areas (
     area      TEXT NOT NULL,
     public_id TEXT NOT NULL
