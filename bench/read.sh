@@ -22,7 +22,7 @@ if [ ! -d "$data/dirs/demo" ]; then
   "$out/dirsvc" gen --services "$services" --seed 1 --out "$out/demo-$services.ndjson"
   "$out/dirsvc" import --data "$data" "$out/demo-$services.ndjson"
 fi
-# 20,000 random live public services, from the import file.
+# 20,000 random services that are live and public themselves, from the import file.
 grep '"kind":"service"' "$out/demo-$services.ndjson" | grep -v '"state":' | grep -v '"audiences"' \
   | sed 's/.*"publicId":"\([^"]*\)".*/\1/' | shuf -n 20000 --random-source=<(yes) > "$out/ids.txt"
 
@@ -30,12 +30,13 @@ grep '"kind":"service"' "$out/demo-$services.ndjson" | grep -v '"state":' | grep
 serve=$!
 trap 'kill $serve $plain 2>/dev/null || true' EXIT
 until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
-"$out/plain" --from http://127.0.0.1:8090 --ids "$out/ids.txt" --addr 127.0.0.1:8091 &
+"$out/plain" --from http://127.0.0.1:8090 --ids "$out/ids.txt" --kept "$out/kept.txt" --addr 127.0.0.1:8091 &
 plain=$!
-until curl -sf -o /dev/null "http://127.0.0.1:8091/v1/d/demo/services/$(head -1 "$out/ids.txt")"; do sleep 0.2; done
+until curl -sf -o /dev/null "http://127.0.0.1:8091/v1/d/demo/services/$(head -1 "$out/kept.txt" 2>/dev/null)"; do sleep 0.2; done
+echo "$(wc -l < "$out/kept.txt") services answered 200 to the public; both servers are read at random among them"
 
-run() { IDS="$out/ids.txt" wrk -t1 -c32 -d"$duration" --latency -s bench/random_ids.lua "$1" | tee "$out/wrk-$2.txt"; }
-echo "== warm-up"; IDS="$out/ids.txt" wrk -t1 -c32 -d5s -s bench/random_ids.lua http://127.0.0.1:8090 >/dev/null
+run() { IDS="$out/kept.txt" wrk -t1 -c32 -d"$duration" --latency -s bench/random_ids.lua "$1" | tee "$out/wrk-$2.txt"; }
+echo "== warm-up"; IDS="$out/kept.txt" wrk -t1 -c32 -d5s -s bench/random_ids.lua http://127.0.0.1:8090 >/dev/null
 echo "== dirsvc serve"; run http://127.0.0.1:8090 dirsvc
 echo "== plain handler"; run http://127.0.0.1:8091 plain
 real=$(awk '/Requests\/sec/ {print $2}' "$out/wrk-dirsvc.txt")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 
 	"github.com/dirsvc/dirsvc"
@@ -40,13 +41,14 @@ func openDirectory(ctx context.Context, s *Store, slug string) (*Directory, erro
 	if err != nil {
 		return nil, err
 	}
-	r, err := openReaders(path)
+	hot := 2 * runtime.GOMAXPROCS(0)
+	r, err := openReaders(path, hot)
 	if err != nil {
 		w.Close()
 		return nil, err
 	}
 	d := &Directory{slug: slug, store: s, readers: r, writer: w}
-	if err := d.stmts.prepare(ctx, r); err != nil {
+	if err := d.stmts.prepare(ctx, r, hot); err != nil {
 		d.close()
 		return nil, err
 	}

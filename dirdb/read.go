@@ -9,10 +9,10 @@ import (
 	"github.com/dirsvc/dirsvc"
 )
 
-// readStmts are the prepared statements of the hot read paths.
+// readStmts are the prepared statements of the read paths.
 type readStmts struct {
-	view   *sql.Stmt // the hot path: a visible record's view, one B-tree lookup
-	record *sql.Stmt // the rest: why a record has no view for the audience
+	views  *viewReaders // the hot path: a visible record's view, one B-tree lookup
+	record *sql.Stmt    // the rest: why a record has no view for the audience
 }
 
 const (
@@ -20,8 +20,8 @@ const (
 	recordQuery = `SELECT kind, state, COALESCE(survivor_id, ''), seen_by FROM records WHERE public_id = ?`
 )
 
-func (s *readStmts) prepare(ctx context.Context, db *sql.DB) (err error) {
-	if s.view, err = db.PrepareContext(ctx, viewQuery); err != nil {
+func (s *readStmts) prepare(ctx context.Context, db *sql.DB, hot int) (err error) {
+	if s.views, err = openViewReaders(ctx, db, hot); err != nil {
 		return err
 	}
 	s.record, err = db.PrepareContext(ctx, recordQuery)
@@ -30,10 +30,11 @@ func (s *readStmts) prepare(ctx context.Context, db *sql.DB) (err error) {
 
 func (s *readStmts) close() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{s.view, s.record} {
-		if st != nil {
-			errs = append(errs, st.Close())
-		}
+	if s.views != nil {
+		errs = append(errs, s.views.close())
+	}
+	if s.record != nil {
+		errs = append(errs, s.record.Close())
 	}
 	return errors.Join(errs...)
 }
@@ -44,18 +45,17 @@ func (d *Directory) Record(ctx context.Context, publicID string, a dirsvc.Audien
 	d.gate.RLock()
 	defer d.gate.RUnlock()
 	var (
-		st         dirsvc.RecordStatus
-		body, etag []byte
-		seen       int64
+		st   dirsvc.RecordStatus
+		seen int64
 	)
-	err := d.stmts.view.QueryRowContext(ctx, publicID, audienceBit(a)).Scan(&body, &etag)
+	body, etag, ok, err := d.stmts.views.read(ctx, publicID, audienceBit(a))
 	switch {
-	case err == nil:
-		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(a)
-		st.View = &dirsvc.Published{PublicID: publicID, Body: body, ETag: string(etag)}
-		return st, nil
-	case !errors.Is(err, sql.ErrNoRows):
+	case err != nil:
 		return st, fmt.Errorf("read view of %s: %w", publicID, err)
+	case ok:
+		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(a)
+		st.View = &dirsvc.Published{PublicID: publicID, Body: body, ETag: etag}
+		return st, nil
 	}
 	err = d.stmts.record.QueryRowContext(ctx, publicID).Scan(&st.Kind, &st.State, &st.Survivor, &seen)
 	if errors.Is(err, sql.ErrNoRows) {

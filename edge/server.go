@@ -17,7 +17,8 @@ import (
 type Config struct {
 	// Catalog finds the published directories.
 	Catalog dirsvc.Catalog
-	// Logger receives one line per request and every internal error; never a private detail.
+	// Logger receives every internal error and, at debug level, one line per request; never a
+	// private detail.
 	Logger *slog.Logger
 	// BaseURL is the public address of the service (scheme and host, no trailing slash). When empty,
 	// addresses are made from each request's Host.
@@ -61,8 +62,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.error(rec, r, dirsvc.Errorf(dirsvc.EInternal, "internal error"))
 			}
 		}
-		s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
-			"bytes", rec.bytes, "duration", time.Since(start))
+		// One line per request at debug level: at the rates an edge serves, an access log belongs to
+		// the proxy in front; errors are logged where they happen.
+		if s.log.Enabled(r.Context(), slog.LevelDebug) {
+			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
+				"bytes", rec.bytes, "duration", time.Since(start))
+		}
 	}()
 	s.mux.ServeHTTP(rec, r)
 }

@@ -7,7 +7,8 @@
 //	dirsvc record  [--data DIR] OPERATION ...        lifecycle operations (see dirsvc record -h)
 //
 // Every mode takes --data (default ./data, or $DIRSVC_DATA) and --addr (default :8080, or
-// $DIRSVC_ADDR).
+// $DIRSVC_ADDR). $DIRSVC_LOG_LEVEL (debug, info, warn, error; default info) sets what is logged;
+// debug adds a line per request.
 package main
 
 import (
@@ -62,7 +63,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	m := &Main{Stdout: stdout, Stderr: stderr, Log: slog.New(slog.NewTextHandler(stderr, nil))}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(envOr("DIRSVC_LOG_LEVEL", "info"))); err != nil {
+		return fmt.Errorf("DIRSVC_LOG_LEVEL: %w", err)
+	}
+	m := &Main{Stdout: stdout, Stderr: stderr,
+		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "serve":
