@@ -102,11 +102,14 @@ func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
 	return d.info, nil
 }
 
-// forgetInfo drops the cached description after a write (or, on an edge, after applying changes).
-func (d *Directory) forgetInfo() {
+// changed drops what readers keep of the published file: the cached description and the hot
+// readers' snapshots. Call it after every commit to directory.db (on an edge, after applying
+// replicated changes, under the gate).
+func (d *Directory) changed() {
 	d.infoMu.Lock()
 	d.info = nil
 	d.infoMu.Unlock()
+	d.stmts.views.changed()
 }
 
 // Reader returns the directory's reader; it satisfies dirsvc.Catalog.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/dirsvc/dirsvc"
@@ -249,4 +250,44 @@ func dumpFile(t *testing.T, path string) string {
 		rows.Close()
 	}
 	return b.String()
+}
+
+// TestReadsSeeEveryCommittedWrite reads through every reserved reader (each keeps its snapshot
+// between queries), writes, and checks that every reader then sees the write.
+func TestReadsSeeEveryCommittedWrite(t *testing.T) {
+	ctx := context.Background()
+	_, d, _ := openSmall(t)
+	readName := func() string {
+		st, err := d.Record(ctx, "svc_counsel", dirsvc.Public)
+		if err != nil || st.View == nil {
+			t.Fatalf("read: %v", err)
+		}
+		var v struct{ Name string }
+		jsonUnmarshal(st.View.Body, &v)
+		return v.Name
+	}
+	// Hold several readers at once so each opens a snapshot.
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() { defer wg.Done(); readName() }()
+	}
+	wg.Wait()
+	info, _ := d.Info(ctx)
+	for i := range 3 {
+		name := fmt.Sprintf("Coast Counselling %d", i)
+		line := `{"kind":"service","publicId":"svc_counsel","organisation":"org_coast","location":"loc_coast","name":"` + name + `","type":"psychology"}`
+		rec, err := primary.ParseRecord([]byte(line), info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Update(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+		for range 32 {
+			if got := readName(); got != name {
+				t.Fatalf("after writing %q a reader sees %q", name, got)
+			}
+		}
+	}
 }
