@@ -135,58 +135,72 @@ func (s *Server) publicCache(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "public, s-maxage=60")
 }
 
+// recordRoute is what differs between the record reads: the kind, whether its stored brief view
+// carries addresses, and how its page is composed (and whether that carries addresses).
+type recordRoute struct {
+	kind           dirsvc.Kind
+	briefAddresses func(body []byte) bool
+	page           func(s *Server, ctx context.Context, rd *reading) (page any, addresses bool, err error)
+}
+
+var (
+	serviceRoute = recordRoute{
+		kind:           dirsvc.KindService,
+		briefAddresses: func([]byte) bool { return false },
+		page: func(s *Server, ctx context.Context, rd *reading) (any, bool, error) {
+			p, err := s.servicePage(ctx, rd)
+			return p, err == nil && p.Location != nil, err
+		},
+	}
+	locationRoute = recordRoute{
+		kind:           dirsvc.KindLocation,
+		briefAddresses: func([]byte) bool { return true },
+		page: func(s *Server, ctx context.Context, rd *reading) (any, bool, error) {
+			p, err := s.locationPage(ctx, rd)
+			return p, true, err
+		},
+	}
+	organisationRoute = recordRoute{
+		kind:           dirsvc.KindOrganisation,
+		briefAddresses: func(b []byte) bool { return bytes.Contains(b, []byte(`"postalAddress":`)) },
+		page: func(s *Server, ctx context.Context, rd *reading) (any, bool, error) {
+			p, err := s.organisationPage(ctx, rd)
+			return p, true, err
+		},
+	}
+)
+
 func (s *Server) handleGetService(w http.ResponseWriter, r *http.Request) {
-	rd, err := s.readRecord(r, dirsvc.KindService)
-	if err != nil {
-		s.recordError(w, r, dirsvc.KindService, err)
-		return
-	}
-	if rd.brief {
-		s.writeView(w, r, rd, rd.status.View.Body, rd.status.View.ETag, false)
-		return
-	}
-	page, err := s.servicePage(r.Context(), rd)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.writePage(w, r, rd, page, page.Location != nil)
+	s.getRecord(w, r, serviceRoute)
 }
 
 func (s *Server) handleGetLocation(w http.ResponseWriter, r *http.Request) {
-	rd, err := s.readRecord(r, dirsvc.KindLocation)
-	if err != nil {
-		s.recordError(w, r, dirsvc.KindLocation, err)
-		return
-	}
-	if rd.brief {
-		s.writeView(w, r, rd, rd.status.View.Body, rd.status.View.ETag, true)
-		return
-	}
-	page, err := s.locationPage(r.Context(), rd)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.writePage(w, r, rd, page, true)
+	s.getRecord(w, r, locationRoute)
 }
 
 func (s *Server) handleGetOrganisation(w http.ResponseWriter, r *http.Request) {
-	rd, err := s.readRecord(r, dirsvc.KindOrganisation)
+	s.getRecord(w, r, organisationRoute)
+}
+
+// getRecord answers a record read: the stored brief view as it is, or the page composed from the
+// views of the same audience.
+func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRoute) {
+	rd, err := s.readRecord(r, rt.kind)
 	if err != nil {
-		s.recordError(w, r, dirsvc.KindOrganisation, err)
+		s.recordError(w, r, rt.kind, err)
 		return
 	}
 	if rd.brief {
-		s.writeView(w, r, rd, rd.status.View.Body, rd.status.View.ETag, bytes.Contains(rd.status.View.Body, []byte(`"postalAddress":`)))
+		v := rd.status.View
+		s.writeView(w, r, rd, v.Body, v.ETag, rt.briefAddresses(v.Body))
 		return
 	}
-	page, err := s.organisationPage(r.Context(), rd)
+	page, addresses, err := rt.page(s, r.Context(), rd)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	s.writePage(w, r, rd, page, true)
+	s.writePage(w, r, rd, page, addresses)
 }
 
 // writePage encodes a page representation and writes it.
