@@ -28,6 +28,15 @@ func buildBinary(t *testing.T) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	// The design rules out cgo SQLite: the binary's build information must say so.
+	info, err := exec.Command("go", "version", "-m", bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(info), "CGO_ENABLED=0") || strings.Contains(string(info), "mattn/go-sqlite3") ||
+		!strings.Contains(string(info), "modernc.org/sqlite") {
+		t.Fatalf("the binary is not pure Go with modernc SQLite:\n%s", info)
+	}
 	return bin
 }
 
