@@ -107,9 +107,13 @@ func (s OpenStatus) Best(o OpenStatus) OpenStatus {
 	return s
 }
 
-// StatusAt returns whether hours h are open at t, in the hours' own time zone. Public holidays are
-// not known here; dates listed as exceptions are.
-func StatusAt(h *OpeningHours, t time.Time) OpenStatus {
+// Holidays reports whether a date (its year, month and day, whatever its zone) is a public holiday
+// where the hours apply.
+type Holidays func(date time.Time) bool
+
+// StatusAt returns whether hours h are open at t, in the hours' own time zone: dates listed as
+// exceptions first, then public holidays as the hours say, then the week.
+func StatusAt(h *OpeningHours, t time.Time, holiday Holidays) OpenStatus {
 	if h == nil {
 		return OpenStatus{Status: OpenUnknown, Detail: "Hours not listed"}
 	}
@@ -124,7 +128,7 @@ func StatusAt(h *OpeningHours, t time.Time) OpenStatus {
 	now := t.Format("15:04")
 	for day := 0; day < 8; day++ {
 		d := t.AddDate(0, 0, day)
-		for _, iv := range intervalsOn(h, d) {
+		for _, iv := range intervalsOn(h, d, holiday) {
 			switch {
 			case day == 0 && iv.Open <= now && now < iv.Close:
 				return OpenStatus{Status: OpenNow, Detail: "Open until " + iv.Close}
@@ -142,8 +146,9 @@ func StatusAt(h *OpeningHours, t time.Time) OpenStatus {
 
 var weekdays = [...]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
 
-// intervalsOn returns the opening intervals on the local date of d, exceptions first.
-func intervalsOn(h *OpeningHours, d time.Time) []Interval {
+// intervalsOn returns the opening intervals on the local date of d: a listed exception, else the
+// public-holiday hours on a holiday, else the week's.
+func intervalsOn(h *OpeningHours, d time.Time, holiday Holidays) []Interval {
 	date := d.Format(time.DateOnly)
 	for _, x := range h.Exceptions {
 		if x.Date == date {
@@ -151,6 +156,14 @@ func intervalsOn(h *OpeningHours, d time.Time) []Interval {
 				return nil
 			}
 			return x.Intervals
+		}
+	}
+	if holiday != nil && holiday(d) {
+		switch h.PublicHolidays {
+		case "closed":
+			return nil
+		case "hours":
+			return h.HolidayIntervals
 		}
 	}
 	var out []Interval

@@ -74,7 +74,7 @@ func (s *Server) servicePage(ctx context.Context, rd *reading) (*dirsvc.ServiceP
 			page.Roles = append(page.Roles, *r)
 		}
 	}
-	page.OpenStatus = dirsvc.StatusAt(sv.Hours, s.cfg.Now())
+	page.OpenStatus = dirsvc.StatusAt(sv.Hours, s.cfg.Now(), holidaysIn(rd.info.Country, sv.Areas))
 	return page, nil
 }
 
@@ -91,10 +91,11 @@ func (s *Server) locationPage(ctx context.Context, rd *reading) (*dirsvc.Locatio
 	if err != nil {
 		return nil, err
 	}
-	page.OpenStatus = dirsvc.StatusAt(lv.Hours, s.cfg.Now())
+	now, holidays := s.cfg.Now(), holidaysIn(rd.info.Country, lv.Areas)
+	page.OpenStatus = dirsvc.StatusAt(lv.Hours, now, holidays)
 	for _, sv := range services {
 		page.Services = append(page.Services, dirsvc.CardOf(sv))
-		page.OpenStatus = page.OpenStatus.Best(dirsvc.StatusAt(sv.Hours, s.cfg.Now()))
+		page.OpenStatus = page.OpenStatus.Best(dirsvc.StatusAt(sv.Hours, now, holidays))
 	}
 	return page, nil
 }
@@ -123,12 +124,13 @@ func (s *Server) organisationPage(ctx context.Context, rd *reading) (*dirsvc.Org
 		}
 	}
 	for _, lv := range locations {
+		holidays := holidaysIn(rd.info.Country, lv.Areas)
 		item := dirsvc.OrganisationLocation{PublicID: lv.PublicID, Name: lv.Name, Area: lv.Area,
 			Address: dirsvc.AddressLines(lv.Address), AddressWithheld: lv.AddressWithheld, Point: lv.Point,
-			OpenStatus: dirsvc.StatusAt(lv.Hours, now), Services: []dirsvc.ServiceCard{}}
+			OpenStatus: dirsvc.StatusAt(lv.Hours, now, holidays), Services: []dirsvc.ServiceCard{}}
 		for _, sv := range byLocation[lv.PublicID] {
 			item.Services = append(item.Services, dirsvc.CardOf(sv))
-			item.OpenStatus = item.OpenStatus.Best(dirsvc.StatusAt(sv.Hours, now))
+			item.OpenStatus = item.OpenStatus.Best(dirsvc.StatusAt(sv.Hours, now, holidays))
 		}
 		page.Locations = append(page.Locations, item)
 	}
