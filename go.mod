@@ -6,6 +6,7 @@ require (
 	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/pb33f/libopenapi v0.38.6
 	github.com/pb33f/libopenapi-validator v0.14.0
+	github.com/rickar/cal/v2 v2.1.13
 	modernc.org/sqlite v1.61.1
 )
 
