@@ -234,10 +234,16 @@ func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, 
 	w.Write(body)
 }
 
-// etagMatch reports whether an If-None-Match header matches the entity tag (weak comparison).
+// etagMatch reports whether an If-None-Match header matches the entity tag (weak comparison), in
+// any of its content codings (see compress).
 func etagMatch(header, etag string) bool {
 	for _, t := range strings.Split(header, ",") {
 		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		for _, coding := range []string{"-br\"", "-gzip\""} {
+			if base, ok := strings.CutSuffix(t, coding); ok {
+				t = base + `"`
+			}
+		}
 		if t == "*" || t == etag {
 			return true
 		}

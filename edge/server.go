@@ -29,9 +29,10 @@ type Config struct {
 
 // Server is the HTTP handler of the read routes.
 type Server struct {
-	cfg Config
-	log *slog.Logger
-	mux *http.ServeMux
+	cfg     Config
+	log     *slog.Logger
+	mux     *http.ServeMux
+	handler http.Handler // mux behind the middleware
 }
 
 // New returns a Server.
@@ -45,6 +46,7 @@ func New(cfg Config) *Server {
 	cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
 	s.routes()
+	s.handler = compress(s.mux)
 	return s
 }
 
@@ -69,7 +71,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				"bytes", rec.bytes, "duration", time.Since(start))
 		}
 	}()
-	s.mux.ServeHTTP(rec, r)
+	s.handler.ServeHTTP(rec, r)
 }
 
 // statusRecorder remembers the status and size of a response for the request log.
