@@ -2,7 +2,7 @@
 # Single service read benchmark: requests/s of `dirsvc serve` answering GET services/{id}?view=brief
 # (public tier, random IDs of a generated 100,000-service directory) over loopback, as a ratio to a
 # plain net/http handler writing the same bytes from memory. Both are driven by wrk with the same
-# settings, in turn, three rounds, in one run of this script.
+# settings, in turn, five rounds, in one run of this script.
 #
 #   bench/read.sh [SERVICES] [DURATION]      defaults: 100000 services, 10s per server and round
 set -euo pipefail
@@ -26,7 +26,8 @@ fi
 grep '"kind":"service"' "$out/demo-$services.ndjson" | grep -v '"state":' | grep -v '"audiences"' \
   | sed 's/.*"publicId":"\([^"]*\)".*/\1/' | shuf -n 20000 --random-source=<(yes) > "$out/ids.txt"
 
-"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 2>"$out/serve.log" &
+# The anonymous rate limits stay on (every request goes through them) but high enough for a load test.
+"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/serve.log" &
 serve=$!
 trap 'kill $serve $plain 2>/dev/null || true' EXIT
 until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
@@ -37,15 +38,15 @@ echo "$(wc -l < "$out/kept.txt") services answered 200 to the public; both serve
 
 rps() { IDS="$out/kept.txt" wrk -t1 -c32 -d"$duration" --latency -s bench/random_ids.lua "$1" | tee "$out/wrk-$2.txt" | awk '/Requests\/sec/ {print $2}'; }
 echo "== warm-up"; IDS="$out/kept.txt" wrk -t1 -c32 -d5s -s bench/random_ids.lua http://127.0.0.1:8090 >/dev/null
-# This machine's speed drifts: the two servers are measured in turn, three rounds, and each round's
-# ratio is reported with the median.
+# This machine's speed drifts: the two servers are measured in turn, five rounds, and
+# each round's ratio is reported with the median.
 ratios=()
-for round in 1 2 3; do
+for round in 1 2 3 4 5; do
   real=$(rps http://127.0.0.1:8090 "dirsvc-$round")
   base=$(rps http://127.0.0.1:8091 "plain-$round")
   ratio=$(awk -v a="$real" -v b="$base" 'BEGIN {printf "%.2f", a/b}')
   ratios+=("$ratio")
   echo "round $round: dirsvc $real req/s (p50 $(awk '/ 50%/ {print $2}' "$out/wrk-dirsvc-$round.txt"), p99 $(awk '/ 99%/ {print $2}' "$out/wrk-dirsvc-$round.txt")), plain $base req/s, ratio $ratio"
 done
-median=$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n 2p)
+median=$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n 3p)
 echo "median ratio $median (target >= 0.5)"

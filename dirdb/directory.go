@@ -26,6 +26,7 @@ type Directory struct {
 
 	readers *sql.DB
 	stmts   readStmts
+	cache   *viewCache
 
 	wmu    sync.Mutex // serialises writes across both files
 	writer *sql.DB    // directory.db
@@ -47,7 +48,7 @@ func openDirectory(ctx context.Context, s *Store, slug string) (*Directory, erro
 		w.Close()
 		return nil, err
 	}
-	d := &Directory{slug: slug, store: s, readers: r, writer: w}
+	d := &Directory{slug: slug, store: s, readers: r, writer: w, cache: newViewCache(&s.cached)}
 	if err := d.stmts.prepare(ctx, r, hot); err != nil {
 		d.close()
 		return nil, err
@@ -56,6 +57,7 @@ func openDirectory(ctx context.Context, s *Store, slug string) (*Directory, erro
 }
 
 func (d *Directory) close() error {
+	d.cache.clear()
 	errs := []error{d.stmts.close(), d.readers.Close(), d.writer.Close()}
 	if d.ops != nil {
 		errs = append(errs, d.ops.Close())
@@ -102,14 +104,15 @@ func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
 	return d.info, nil
 }
 
-// changed drops what readers keep of the published file: the cached description and the hot
-// readers' snapshots. Call it after every commit to directory.db (on an edge, after applying
+// changed drops what readers keep of the published file: the cached description, the hot readers'
+// snapshots and the cached views. Call it after every commit to directory.db (on an edge, after applying
 // replicated changes, under the gate).
 func (d *Directory) changed() {
 	d.infoMu.Lock()
 	d.info = nil
 	d.infoMu.Unlock()
 	d.stmts.views.changed()
+	d.cache.clear() // after the generation moved on, so no read from before it is kept
 }
 
 // Reader returns the directory's reader; it satisfies dirsvc.Catalog.

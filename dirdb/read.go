@@ -48,7 +48,17 @@ func (d *Directory) Record(ctx context.Context, publicID string, a dirsvc.Audien
 		st   dirsvc.RecordStatus
 		seen int64
 	)
-	body, etag, ok, err := d.stmts.views.read(ctx, publicID, audienceBit(a))
+	key := viewKey{publicID, audienceBit(a)}
+	if v, ok := d.cache.get(key); ok {
+		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(a)
+		st.View = &dirsvc.Published{PublicID: publicID, Body: v.body, ETag: v.etag}
+		return st, nil
+	}
+	gen := d.stmts.views.gen.Load()
+	body, etag, ok, err := d.stmts.views.read(ctx, publicID, key.bit)
+	if ok && err == nil {
+		d.cache.put(key, cachedView{body, etag}, gen, &d.stmts.views.gen)
+	}
 	switch {
 	case err != nil:
 		return st, fmt.Errorf("read view of %s: %w", publicID, err)

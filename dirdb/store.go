@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -23,6 +24,8 @@ type Store struct {
 
 	mu   sync.Mutex
 	dirs map[string]*Directory
+
+	cached atomic.Int64 // bytes of views the directories keep in memory (viewCache)
 }
 
 // Open opens (creating and migrating where needed) the data folder at root.

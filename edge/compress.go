@@ -30,7 +30,11 @@ var (
 // gzip, as the request's Accept-Encoding allows. Every response varies by Accept-Encoding.
 func compress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Add("Vary", "Accept-Encoding")
+		if h := w.Header(); h[keyVary] == nil {
+			h[keyVary] = varyAcceptEncoding
+		} else {
+			h.Add(keyVary, "Accept-Encoding")
+		}
 		enc := negotiateEncoding(r.Header.Values("Accept-Encoding"))
 		if enc == "" || r.Method == http.MethodHead {
 			next.ServeHTTP(w, r)
@@ -45,6 +49,9 @@ func compress(next http.Handler) http.Handler {
 // negotiateEncoding returns "br", "gzip" or "" (identity) for Accept-Encoding values, preferring
 // brotli when both are acceptable. A coding with q=0 is refused, also through "*".
 func negotiateEncoding(values []string) string {
+	if len(values) == 0 {
+		return ""
+	}
 	q := map[string]float64{}
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {

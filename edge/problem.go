@@ -31,6 +31,7 @@ var problemKinds = map[string]struct {
 	dirsvc.EForbiddenScope: {http.StatusForbidden, "Forbidden"},
 	dirsvc.EMirrored:       {http.StatusConflict, "Mirrored record"},
 	dirsvc.EConflict:       {http.StatusConflict, "Conflict"},
+	dirsvc.ERateLimited:    {http.StatusTooManyRequests, "Too many requests"},
 	dirsvc.EInternal:       {http.StatusInternalServerError, "Internal error"},
 }
 

@@ -132,7 +132,7 @@ func (s *Server) recordError(w http.ResponseWriter, r *http.Request, kind dirsvc
 
 // publicCache sets the caching of an anonymous public read: shared caches keep it a minute.
 func (s *Server) publicCache(w http.ResponseWriter) {
-	w.Header().Set("Cache-Control", "public, s-maxage=60")
+	w.Header()[keyCacheControl] = publicCacheControl
 }
 
 // recordRoute is what differs between the record reads: the kind, whether its stored brief view
@@ -218,7 +218,11 @@ func (s *Server) writePage(w http.ResponseWriter, r *http.Request, rd *reading, 
 // carries addresses, entity tag (answering 304 to a matching If-None-Match) and caching.
 func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, body []byte, etag string, addresses bool) {
 	h := w.Header()
-	h.Set("X-DIR-Audience", rd.aud.String())
+	if rd.aud == dirsvc.Public {
+		h[keyAudience] = audiencePublic
+	} else {
+		h.Set(keyAudience, rd.aud.String())
+	}
 	if addresses && rd.info.Attribution != "" {
 		h.Set("X-DIR-Attribution", rd.info.Attribution)
 	}
@@ -228,7 +232,7 @@ func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, 
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", "application/json")
+	h[keyContentType] = contentTypeJSON
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)

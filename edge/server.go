@@ -23,16 +23,24 @@ type Config struct {
 	// BaseURL is the public address of the service (scheme and host, no trailing slash). When empty,
 	// addresses are made from each request's Host.
 	BaseURL string
-	// Now is the clock used for opening status; nil means time.Now.
+	// Now is the clock of opening status and rate limits; nil means time.Now.
 	Now func() time.Time
+	// AnonymousLimits limit callers without credentials, per client address; zero means
+	// DefaultAnonymousLimits.
+	AnonymousLimits Limits
+	// ClientIPHeader names the header a trusted proxy in front of the service puts the client's
+	// address in (for example Fly-Client-IP or X-Forwarded-For). Empty: the connection's address.
+	// Never set it without such a proxy: clients could then choose their own address.
+	ClientIPHeader string
 }
 
 // Server is the HTTP handler of the read routes.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
-	mux     *http.ServeMux
-	handler http.Handler // mux behind the middleware
+	cfg       Config
+	log       *slog.Logger
+	mux       *http.ServeMux
+	handler   http.Handler // mux behind the middleware
+	anonymous *limiter
 }
 
 // New returns a Server.
@@ -44,9 +52,12 @@ func New(cfg Config) *Server {
 		cfg.Now = time.Now
 	}
 	cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
-	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
+	if cfg.AnonymousLimits == (Limits{}) {
+		cfg.AnonymousLimits = DefaultAnonymousLimits
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), anonymous: newLimiter(cfg.AnonymousLimits)}
 	s.routes()
-	s.handler = compress(s.mux)
+	s.handler = s.limit(compress(s.mux))
 	return s
 }
 

@@ -76,6 +76,7 @@ func TestBadCommandLines(t *testing.T) {
 		{"gen", "--services", "0"},
 		{"record", "--data", t.TempDir(), "--dir", "nowhere", "close", "svc_x"},
 		{"serve", "--data", t.TempDir(), "--addr", "not an address"},
+		{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--anonymous-per-minute", "0"},
 	} {
 		if _, _, err := runCLI(t, args...); err == nil {
 			t.Errorf("dirsvc %v succeeded", args)

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	_ "time/tzdata" // IANA zones inside the binary, for hosts without them
 )
@@ -91,6 +92,14 @@ func (m *Main) flags(name string) *flag.FlagSet {
 	fs.StringVar(&m.Data, "data", envOr("DIRSVC_DATA", "data"), "data folder ($DIRSVC_DATA)")
 	fs.StringVar(&m.Addr, "addr", envOr("DIRSVC_ADDR", ":8080"), "listen address ($DIRSVC_ADDR)")
 	return fs
+}
+
+// envInt returns the integer in the environment variable key, or def when it is unset or not a number.
+func envInt(key string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
+		return n
+	}
+	return def
 }
 
 func envOr(key, def string) string {

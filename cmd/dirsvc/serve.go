@@ -18,8 +18,14 @@ import (
 func (m *Main) serve(ctx context.Context, args []string) error {
 	fs := m.flags("serve")
 	baseURL := fs.String("base-url", envOr("DIRSVC_BASE_URL", ""), "public address of the service, e.g. https://directory.example.org ($DIRSVC_BASE_URL)")
+	ipHeader := fs.String("client-ip-header", envOr("DIRSVC_CLIENT_IP_HEADER", ""), "header in which a trusted proxy in front names the client's address, e.g. Fly-Client-IP ($DIRSVC_CLIENT_IP_HEADER); set it only behind such a proxy")
+	perMinute := fs.Int("anonymous-per-minute", envInt("DIRSVC_ANONYMOUS_PER_MINUTE", edge.DefaultAnonymousLimits.PerMinute), "requests a minute per anonymous client address")
+	perDay := fs.Int("anonymous-per-day", envInt("DIRSVC_ANONYMOUS_PER_DAY", edge.DefaultAnonymousLimits.PerDay), "requests a day per anonymous client address")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *perMinute < 1 || *perDay < 1 {
+		return errors.New("--anonymous-per-minute and --anonymous-per-day must be at least 1")
 	}
 	// Bind first, so a bad address fails before any work; serve only once the data is ready.
 	ln, err := net.Listen("tcp", m.Addr)
@@ -36,7 +42,8 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           edge.New(edge.Config{Catalog: store, Logger: m.Log, BaseURL: *baseURL}),
+		Handler: edge.New(edge.Config{Catalog: store, Logger: m.Log, BaseURL: *baseURL, ClientIPHeader: *ipHeader,
+			AnonymousLimits: edge.Limits{PerMinute: *perMinute, PerDay: *perDay}}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
