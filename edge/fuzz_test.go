@@ -1,0 +1,54 @@
+package edge_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/dirsvc/dirsvc/edge"
+)
+
+// FuzzRequest sends the read routes any path and query: the answer is never a 5xx, and an error is
+// always a problem body. The seed corpus is in testdata/fuzz/FuzzRequest.
+func FuzzRequest(f *testing.F) {
+	s := newTestServer(f, smallFixture(f))
+	h := edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(),
+		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}})
+	for _, seed := range []struct{ path, query string }{
+		{"/v1/d/small/services/svc_gp", "view=brief"},
+		{"/v1/d/small/services/svc_old", "view=page&view=brief"},
+		{"/v1/d/small/locations/loc_refuge", "view=%ZZ"},
+		{"/v1/d/small/organisations/org_harbour", ""},
+		{"/v1/d/%00/services/svc_gp", "view="},
+		{"/v1/d/small/services/" + strings.Repeat("x", 300), "view=brief;view=page"},
+		{"/v1/d/small/developers", "x=" + strings.Repeat("%", 40)},
+		{"/v1/d/small/services/svc_gp/..", ""},
+	} {
+		f.Add(seed.path, seed.query)
+	}
+	f.Fuzz(func(t *testing.T, path, query string) {
+		u := &url.URL{Path: path, RawQuery: query}
+		req, err := http.NewRequest("GET", "http://dirsvc.test"+u.EscapedPath()+"?"+query, nil)
+		if err != nil {
+			return // not a request a client could send
+		}
+		req.RemoteAddr = "192.0.2.1:1234"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code >= 500 {
+			t.Fatalf("GET %s?%s: %d %s", path, query, w.Code, w.Body)
+		}
+		if w.Code >= 400 {
+			var p struct {
+				Status int    `json:"status"`
+				Code   string `json:"code"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || p.Status != w.Code || p.Code == "" {
+				t.Fatalf("GET %s?%s: %d with a body that is not a problem: %s", path, query, w.Code, w.Body)
+			}
+		}
+	})
+}
