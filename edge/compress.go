@@ -98,13 +98,18 @@ func (cw *compressWriter) WriteHeader(status int) {
 	cw.wrote = true
 	h := cw.Header()
 	n, err := strconv.Atoi(h.Get("Content-Length"))
-	if status == http.StatusOK && err == nil && n >= minCompress && h.Get("Content-Encoding") == "" && compressible(h.Get("Content-Type")) {
-		h.Set("Content-Encoding", cw.encoding)
-		h.Del("Content-Length")
+	coded := (status == http.StatusOK || status == http.StatusNotModified) && err == nil && n >= minCompress &&
+		h.Get("Content-Encoding") == "" && compressible(h.Get("Content-Type"))
+	if coded {
 		if tag := h.Get("ETag"); strings.HasSuffix(tag, `"`) {
-			// Each coding is its own representation, with its own strong validator.
+			// Each coding is its own representation, with its own strong validator; a 304 carries
+			// the one its 200 would.
 			h.Set("ETag", strings.TrimSuffix(tag, `"`)+"-"+cw.encoding+`"`)
 		}
+		h.Del("Content-Length")
+	}
+	if coded && status == http.StatusOK {
+		h.Set("Content-Encoding", cw.encoding)
 		switch cw.encoding {
 		case "br":
 			bw := brotliWriters.Get().(*brotli.Writer)

@@ -58,8 +58,8 @@ func TestCompression(t *testing.T) {
 		if tag == identity.header.Get("ETag") || !strings.HasSuffix(tag, "-"+c.want+`"`) {
 			t.Errorf("%s ETag %s, identity %s: each coding needs its own", c.want, tag, identity.header.Get("ETag"))
 		}
-		if nm := s.get(t, page, "Accept-Encoding", c.accept, "If-None-Match", tag); nm.status != http.StatusNotModified {
-			t.Errorf("If-None-Match %s: %d, want 304", tag, nm.status)
+		if nm := s.get(t, page, "Accept-Encoding", c.accept, "If-None-Match", tag); nm.status != http.StatusNotModified || nm.header.Get("ETag") != tag {
+			t.Errorf("If-None-Match %s: %d with ETag %s, want 304 with the same tag", tag, nm.status, nm.header.Get("ETag"))
 		}
 	}
 	small := s.get(t, "/v1/d/small/services/svc_nothere", "Accept-Encoding", "br")

@@ -228,12 +228,14 @@ func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, 
 	}
 	s.publicCache(w)
 	h.Set("ETag", etag)
+	// The representation's headers go on a 304 too, so the compression layer gives it the entity tag
+	// the 200 would carry.
+	h[keyContentType] = contentTypeJSON
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	if etagMatch(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	h[keyContentType] = contentTypeJSON
-	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
 }
