@@ -14,6 +14,7 @@ const (
 	EForbiddenScope = "forbidden-scope"     // 403
 	EMirrored       = "mirrored-record"     // 409
 	EConflict       = "conflict"            // 409 on admin operations
+	ERateLimited    = "rate-limited"        // 429, with Retry-After
 	EInternal       = "internal"            // 500
 )
 
