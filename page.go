@@ -3,6 +3,7 @@ package dirsvc
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -107,6 +108,22 @@ func (s OpenStatus) Best(o OpenStatus) OpenStatus {
 	return s
 }
 
+// zones caches time zones: time.LoadLocation reads and parses the zone's data on every call.
+var zones sync.Map // name -> *time.Location
+
+// LoadZone returns the IANA time zone with the name, as time.LoadLocation does, loading each once.
+func LoadZone(name string) (*time.Location, error) {
+	if l, ok := zones.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(name, l)
+	return l, nil
+}
+
 // Holidays reports whether a date (its year, month and day, whatever its zone) is a public holiday
 // where the hours apply.
 type Holidays func(date time.Time) bool
@@ -120,7 +137,7 @@ func StatusAt(h *OpeningHours, t time.Time, holiday Holidays) OpenStatus {
 	if h.Always {
 		return OpenStatus{Status: OpenNow, Detail: "Open 24 hours"}
 	}
-	loc, err := time.LoadLocation(h.TimeZone)
+	loc, err := LoadZone(h.TimeZone)
 	if err != nil {
 		return OpenStatus{Status: OpenUnknown, Detail: "Hours not listed"}
 	}

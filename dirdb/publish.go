@@ -107,8 +107,16 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 	p.row.seenBy = seenBy(rec, rel, visible)
 	final := dirsvc.RecordHead{PublicID: m.PublicID, Version: p.row.version,
 		LocalRevision: p.row.localRevision, LastUpdated: now, Origin: m.Origin}
+	oldHead, err := json.Marshal(noVersions)
+	if err != nil {
+		return publication{}, err
+	}
+	newHead, err := json.Marshal(final)
+	if err != nil {
+		return publication{}, err
+	}
 	for i, v := range views {
-		b, err := withHead(bodies[i], v.v, noVersions, final)
+		b, err := withHead(bodies[i], v.v, oldHead, newHead)
 		if err != nil {
 			return publication{}, fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
 		}
@@ -129,20 +137,12 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 	return p, nil
 }
 
-// withHead returns the body of view v with head final in place of head old, which body was
-// encoded with. Every view embeds its head first, so its JSON starts with the head's members and the
-// rest need not be encoded again; a view without a head is returned as it is.
-func withHead(body []byte, v any, old, final dirsvc.RecordHead) ([]byte, error) {
+// withHead returns the body of view v with the encoded head newHead in place of oldHead, which body
+// was encoded with. Every view embeds its head first, so its JSON starts with the head's members and
+// the rest need not be encoded again; a view without a head is returned as it is.
+func withHead(body []byte, v any, oldHead, newHead []byte) ([]byte, error) {
 	if _, ok := v.(interface{ Head() *dirsvc.RecordHead }); !ok {
 		return body, nil
-	}
-	oldHead, err := json.Marshal(old)
-	if err != nil {
-		return nil, err
-	}
-	newHead, err := json.Marshal(final)
-	if err != nil {
-		return nil, err
 	}
 	prefix := oldHead[:len(oldHead)-1] // without its closing brace
 	if !bytes.HasPrefix(body, prefix) {

@@ -3,7 +3,6 @@ package primary
 import (
 	"regexp"
 	"slices"
-	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -21,7 +20,7 @@ func (p *parser) check() error {
 	if !countryRE.MatchString(d.Country) {
 		return p.fail("", "directory.country", "%q is not an ISO 3166 alpha-2 code", d.Country)
 	}
-	if _, err := time.LoadLocation(d.TimeZone); err != nil || d.TimeZone == "" {
+	if !validZone(d.TimeZone) {
 		return p.fail("", "directory.timeZone", "%q is not an IANA time zone", d.TimeZone)
 	}
 	if err := p.need("", "directory.name", d.Name); err != nil {

@@ -66,6 +66,7 @@ func TestParseImportRejectsInvalidInputNamingLineRecordAndField(t *testing.T) {
 		{"another directory's ownership code", sub(`"org_coast"`, `small:community_controlled`, `other:community_controlled`), `(org_coast) ownershipType.code`},
 		{"a bad area", sub(`"loc_coast"`, `postcode:2250`, `postcode 2250`), `(loc_coast) areas[0]`},
 		{"a bad time zone", sub(`"kind":"directory"`, `Australia/Sydney`, `Mars/Olympus`), `directory.timeZone`},
+		{"the host's zone", sub(`"loc_ultimo"`, `"timeZone":"Australia/Sydney"`, `"timeZone":"Local"`), `(loc_ultimo) hours.timeZone`},
 		{"an unknown service type", sub(`"svc_counsel"`, `"type":"psychology"`, `"type":"astrology"`), `(svc_counsel) type`},
 		{"a practitioner contact of a workplace kind", sub(`"prac_jo"`, `{"kind":"mobile"`, `{"kind":"fax"`), `(prac_jo) contacts[0].kind`},
 		{"hours with close before open", sub(`"loc_ultimo"`, `"close":"17:00"`, `"close":"08:00"`), `(loc_ultimo) hours.weekly[0].intervals[0]`},

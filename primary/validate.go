@@ -396,7 +396,7 @@ func (p *parser) hours(id, field string, h *dirsvc.OpeningHours) error {
 	if h.TimeZone == "" {
 		h.TimeZone = p.snap.Directory.TimeZone
 	}
-	if _, err := time.LoadLocation(h.TimeZone); err != nil {
+	if !validZone(h.TimeZone) {
 		return p.fail(id, field+".timeZone", "%q is not an IANA time zone", h.TimeZone)
 	}
 	intervals := func(f string, is []dirsvc.Interval) error {
@@ -433,6 +433,16 @@ func (p *parser) hours(id, field string, h *dirsvc.OpeningHours) error {
 		}
 	}
 	return nil
+}
+
+// validZone reports whether name is an IANA time zone. "" and "Local" load too (as UTC and the
+// host's zone) but name none.
+func validZone(name string) bool {
+	if name == "" || name == "Local" {
+		return false
+	}
+	_, err := dirsvc.LoadZone(name)
+	return err == nil
 }
 
 // Slugify returns a URL slug of a name: lower-case letters and digits joined by hyphens.
