@@ -9,7 +9,6 @@ import (
 // Lookup gives the projection gate the records a record's view depends on. Implementations return nil
 // for a record they do not hold.
 type Lookup interface {
-	Directory() *Directory
 	Taxonomy() *Taxonomy
 	Organisation(publicID string) *Organisation
 	Location(publicID string) *Location

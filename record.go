@@ -1,7 +1,6 @@
 package dirsvc
 
 import (
-	"fmt"
 	"strings"
 	"time"
 )
@@ -115,14 +114,3 @@ type Record interface {
 
 // Now is the clock of the domain; tests do not change it, they compare with times they read from it.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
-
-// CheckRef reports a reference to a record of the wrong kind.
-func CheckRef(field string, want Kind, id string) error {
-	if id == "" {
-		return nil
-	}
-	if !ValidPublicID(want, id) {
-		return fmt.Errorf("%s: %q is not a %s public ID", field, id, want)
-	}
-	return nil
-}

@@ -27,18 +27,6 @@ type Transition struct {
 	VisibleTo Audiences // for StateVisibilityReduced: who may still see the record
 }
 
-// Change is one change-log row.
-type Change struct {
-	Seq           int64
-	Kind          Kind
-	PublicID      string
-	Version       int64
-	LocalRevision int64
-	EventType     string
-	Survivor      string
-	Audiences     Audiences
-}
-
 // Event types of the change log. The last four are the tombstones of section 6.1.
 const (
 	EventCreated           = "created"

@@ -218,3 +218,24 @@ func TestNewFilesUseTheServicePageSize(t *testing.T) {
 		}
 	}
 }
+
+func TestSeniorManagementIsOffUntilThePlatformMakesItAvailable(t *testing.T) {
+	ctx := context.Background()
+	s := MustOpenStore(t)
+	MustImport(t, s, readFixture(t))
+	if on, err := s.SeniorManagementAvailable(ctx, "small"); err != nil || on {
+		t.Fatalf("new directory: available=%v, %v; want off", on, err)
+	}
+	if err := s.SetSeniorManagementAvailable(ctx, "small", true); err != nil {
+		t.Fatal(err)
+	}
+	if on, err := s.SeniorManagementAvailable(ctx, "small"); err != nil || !on {
+		t.Fatalf("after switching on: available=%v, %v", on, err)
+	}
+	if err := s.SetSeniorManagementAvailable(ctx, "nowhere", true); err != dirsvc.ErrNotFound {
+		t.Fatalf("switching an unknown directory: %v", err)
+	}
+	if _, err := s.SeniorManagementAvailable(ctx, "nowhere"); err != dirsvc.ErrNotFound {
+		t.Fatalf("reading an unknown directory: %v", err)
+	}
+}

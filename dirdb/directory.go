@@ -65,9 +65,6 @@ func (d *Directory) close() error {
 	return errors.Join(errs...)
 }
 
-// Slug returns the directory's slug.
-func (d *Directory) Slug() string { return d.slug }
-
 // opsDB returns the primary's operational file, opening it on first use. Callers hold wmu.
 func (d *Directory) opsDB(ctx context.Context) (*sql.DB, error) {
 	if d.ops == nil {

@@ -20,7 +20,7 @@ type memLookup struct {
 }
 
 func newMemLookup(snap *dirsvc.Snapshot) *memLookup {
-	m := &memLookup{dir: &snap.Directory, tax: &snap.Taxonomy, byID: make(map[string]dirsvc.Record, len(snap.Records)),
+	m := &memLookup{tax: &snap.Taxonomy, byID: make(map[string]dirsvc.Record, len(snap.Records)),
 		locsOf: map[string][]*dirsvc.Location{}}
 	for _, r := range snap.Records {
 		m.byID[r.Base().PublicID] = r
@@ -34,8 +34,7 @@ func newMemLookup(snap *dirsvc.Snapshot) *memLookup {
 	return m
 }
 
-func (m *memLookup) Directory() *dirsvc.Directory { return m.dir }
-func (m *memLookup) Taxonomy() *dirsvc.Taxonomy   { return m.tax }
+func (m *memLookup) Taxonomy() *dirsvc.Taxonomy { return m.tax }
 func (m *memLookup) LocationsOf(org string) []*dirsvc.Location {
 	return m.locsOf[org]
 }
@@ -62,7 +61,6 @@ type txLookup struct {
 	ctx     context.Context
 	ops     *sql.Tx
 	pub     *sql.Tx
-	dir     *dirsvc.Directory
 	tax     *dirsvc.Taxonomy
 	cache   map[string]dirsvc.Record
 	missing map[string]bool
@@ -71,17 +69,14 @@ type txLookup struct {
 
 func newTxLookup(ctx context.Context, ops, pub *sql.Tx) (*txLookup, error) {
 	l := &txLookup{ctx: ctx, ops: ops, pub: pub, cache: map[string]dirsvc.Record{}, missing: map[string]bool{}}
-	var dirDoc, taxDoc []byte
-	err := ops.QueryRowContext(ctx, "SELECT directory, taxonomy FROM source_directory WHERE id = 1").Scan(&dirDoc, &taxDoc)
+	var taxDoc []byte
+	err := ops.QueryRowContext(ctx, "SELECT taxonomy FROM source_directory WHERE id = 1").Scan(&taxDoc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, dirsvc.Errorf(dirsvc.EConflict, "the directory has not been imported yet")
 	} else if err != nil {
-		return nil, fmt.Errorf("read source directory: %w", err)
+		return nil, fmt.Errorf("read source taxonomy: %w", err)
 	}
-	l.dir, l.tax = new(dirsvc.Directory), new(dirsvc.Taxonomy)
-	if err := json.Unmarshal(dirDoc, l.dir); err != nil {
-		return nil, fmt.Errorf("decode source directory: %w", err)
-	}
+	l.tax = new(dirsvc.Taxonomy)
 	if err := json.Unmarshal(taxDoc, l.tax); err != nil {
 		return nil, fmt.Errorf("decode source taxonomy: %w", err)
 	}
@@ -114,8 +109,7 @@ func (l *txLookup) get(id string) dirsvc.Record {
 	return r
 }
 
-func (l *txLookup) Directory() *dirsvc.Directory { return l.dir }
-func (l *txLookup) Taxonomy() *dirsvc.Taxonomy   { return l.tax }
+func (l *txLookup) Taxonomy() *dirsvc.Taxonomy { return l.tax }
 func (l *txLookup) Organisation(id string) *dirsvc.Organisation {
 	r, _ := l.get(id).(*dirsvc.Organisation)
 	return r

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,7 +70,6 @@ func (s *Store) Slugs(ctx context.Context) ([]string, error) {
 		}
 		out = append(out, slug)
 	}
-	sort.Strings(out)
 	return out, rows.Err()
 }
 
