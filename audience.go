@@ -45,6 +45,24 @@ func ParseAudience(s string) (Audience, error) {
 	return 0, fmt.Errorf("unknown audience %q", s)
 }
 
+// MarshalText writes the tier name.
+func (a Audience) MarshalText() ([]byte, error) {
+	if int(a) >= len(audienceNames) {
+		return nil, fmt.Errorf("unknown audience %d", a)
+	}
+	return []byte(audienceNames[a]), nil
+}
+
+// UnmarshalText reads a tier name.
+func (a *Audience) UnmarshalText(b []byte) error {
+	v, err := ParseAudience(string(b))
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
+
 // Audiences is a set of audiences that may see a record or a detail. The zero set means "not stated";
 // ingest replaces it with the documented default, and projection treats it as visible to staff only, so
 // a detail whose audiences were never set can never leak.

@@ -14,7 +14,14 @@ type Directory struct {
 	Licence     string            `json:"licence"`
 	Attribution string            `json:"attribution"`
 	Settings    DirectorySettings `json:"settings"`
+	// SeniorManagementAvailable is the platform operator's switch for leadership; it is not part of
+	// the directory's own description, and the store sets it when it reads one.
+	SeniorManagementAvailable bool `json:"-"`
 }
+
+// LeadershipOn reports whether senior management is shown: the platform made it available and the
+// directory switched it on.
+func (d *Directory) LeadershipOn() bool { return d.SeniorManagementAvailable && d.Settings.SeniorManagement }
 
 // DirectorySettings are the switches a directory controls.
 type DirectorySettings struct {

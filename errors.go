@@ -11,7 +11,8 @@ const (
 	EGone           = "gone"                // 410; closed or removed record
 	EMoved          = "moved"               // 301; merged record, the survivor is named
 	EInvalid        = "invalid-parameter"   // 400
-	EForbiddenScope = "forbidden-scope"     // 403
+	EInvalidToken   = "invalid-token"       // 401; the access token is malformed, badly signed or expired
+	EForbiddenScope = "forbidden-scope"     // 403; a missing scope, or another directory's client
 	EMirrored       = "mirrored-record"     // 409
 	EConflict       = "conflict"            // 409 on admin operations
 	ERateLimited    = "rate-limited"        // 429, with Retry-After
@@ -33,6 +34,13 @@ func (e *Error) Error() string {
 		return e.Message + ": " + e.cause.Error()
 	}
 	return e.Message
+}
+
+// With returns a copy of e with a cause, which is logged but never shown to the client.
+func (e *Error) With(cause error) *Error {
+	c := *e
+	c.cause = cause
+	return &c
 }
 
 // Unwrap returns the cause.

@@ -61,6 +61,14 @@ type OrganisationPage struct {
 	Services  []ServiceCard          `json:"services"`
 }
 
+// PractitionerPage is a practitioner with view=page: the brief view with their active roles and the
+// directory's services those roles are at.
+type PractitionerPage struct {
+	PractitionerView
+	Roles    []RoleView    `json:"roles"`
+	Services []ServiceCard `json:"services"`
+}
+
 // AddressLines returns the display lines of an address: street lines, then locality, state and
 // postcode.
 func AddressLines(a *AddressView) []string {

@@ -1,6 +1,9 @@
 package dirsvc
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Published is one projected view of a record as stored: the JSON body an audience receives and its
 // entity tag.
@@ -29,9 +32,41 @@ type DirectoryReader interface {
 	// Record returns the status of a record and its view for audience a; ErrNotFound when the
 	// directory has no record with that public ID.
 	Record(ctx context.Context, publicID string, a Audience) (RecordStatus, error)
-	// Related returns the views, for audience a, of the records of kind whose reference of kind ref
-	// is refID (for example the services of a location), in public-ID order, leaving out hidden ones.
-	Related(ctx context.Context, a Audience, kind, ref Kind, refID string) ([]Published, error)
+	// Related returns the views, for the viewer, of the records of kind whose reference of kind ref
+	// is refID (for example the services of a location), in public-ID order, leaving out hidden ones
+	// and those outside the viewer's narrowing.
+	Related(ctx context.Context, v Viewer, kind, ref Kind, refID string) ([]Published, error)
+	// Inside reports whether a record is inside the viewer's narrowing; always true without one.
+	Inside(ctx context.Context, publicID string, v Viewer) (bool, error)
+	// Services returns a page of the service list as the viewer sees it.
+	Services(ctx context.Context, v Viewer, q ServiceQuery) (Page, error)
+	// Practitioners returns a page of the practitioners with an active role at a service the viewer
+	// can see, as the viewer sees them.
+	Practitioners(ctx context.Context, v Viewer, after string, limit int) (Page, error)
+	// Identified returns the public IDs of the records visible to the viewer that carry, as the viewer
+	// sees them, the identifier value of system (a system URI or a type code).
+	Identified(ctx context.Context, v Viewer, system, value string) ([]string, error)
+	// Leadership returns an organisation's stored leadership view; ErrNotFound when it has none.
+	Leadership(ctx context.Context, orgID string) (*Published, error)
+}
+
+// ServiceQuery asks for a page of the service list. Each list filter matches any of its values; the
+// filters together must all match.
+type ServiceQuery struct {
+	// UpdatedSince keeps services whose service, location or organisation changed at or after it.
+	UpdatedSince  time.Time
+	Areas         []string // area IDs the service is located in or serves
+	Types         []string // platform type codes
+	Categories    []string // platform category codes
+	Organisations []string // organisation public IDs
+	After         string   // the public ID the page starts after
+	Limit         int
+}
+
+// Page is a page of a list: views in public-ID order, and whether more follow the last.
+type Page struct {
+	Items []Published
+	More  bool
 }
 
 // Catalog finds directories by slug.

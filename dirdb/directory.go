@@ -97,6 +97,11 @@ func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
 	if err := json.Unmarshal(doc, &info); err != nil {
 		return nil, fmt.Errorf("decode directory %q: %w", d.slug, err)
 	}
+	on, err := d.store.SeniorManagementAvailable(ctx, d.slug)
+	if err != nil {
+		return nil, err
+	}
+	info.SeniorManagementAvailable = on
 	d.info = &info
 	return d.info, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -25,13 +24,13 @@ type row struct {
 	viewHash      []byte
 	updatedAt     time.Time
 	refs          [4]string // organisation, location, service, practitioner
-	areas         []string
 }
 
 // publication is what a record publishes after a write: its new row, its views and its event.
 type publication struct {
 	row   row
 	views []viewRow
+	keys  []listKey // what lists find the record by, per audience
 	event string // empty when nothing published changed
 	isNew bool   // the record was not published before
 	// eventAudiences are who the event is for: those who see the record now or saw it before.
@@ -94,7 +93,7 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 
 	p := publication{row: prev, isNew: !prev.exists}
 	p.row.exists, p.row.kind, p.row.state, p.row.survivor = true, rec.Kind(), m.State, m.Survivor
-	p.row.refs, p.row.areas = refsOf(rec, rel), areasOf(rec, rel)
+	p.row.refs = refsOf(rec, rel)
 	if prev.exists && bytes.Equal(hash, prev.viewHash) && prev.state == m.State && prev.survivor == m.Survivor {
 		return p, nil
 	}
@@ -116,6 +115,9 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 		return publication{}, err
 	}
 	for i, v := range views {
+		if v.bit != leadershipBit {
+			p.keys = addKeys(p.keys, v.v, v.bit)
+		}
 		b, err := withHead(bodies[i], v.v, oldHead, newHead)
 		if err != nil {
 			return publication{}, fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
@@ -230,22 +232,6 @@ func refsOf(rec dirsvc.Record, rel dirsvc.Lookup) [4]string {
 		return [4]string{"", "", r.Service, r.Practitioner}
 	}
 	return [4]string{}
-}
-
-// areasOf returns the areas a service is at (its location's) or serves (its catchment), each once:
-// what the area filter of the service list matches.
-func areasOf(rec dirsvc.Record, rel dirsvc.Lookup) []string {
-	s, ok := rec.(*dirsvc.Service)
-	if !ok {
-		return nil
-	}
-	var out []string
-	if l := rel.Location(s.Location); l != nil {
-		out = append(out, l.Areas...)
-	}
-	out = append(out, s.Catchment...)
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // ownHash hashes the directory's own information on a record: its canonical form. Records reach the

@@ -85,19 +85,21 @@ var refColumns = map[dirsvc.Kind]string{
 	dirsvc.KindPractitioner: "practitioner_id",
 }
 
-// Related returns the views for audience a of the records of kind that refer to refID.
-func (d *Directory) Related(ctx context.Context, a dirsvc.Audience, kind, ref dirsvc.Kind, refID string) ([]dirsvc.Published, error) {
+// Related returns the views for the viewer of the records of kind that refer to refID and are inside
+// the viewer's narrowing.
+func (d *Directory) Related(ctx context.Context, v dirsvc.Viewer, kind, ref dirsvc.Kind, refID string) ([]dirsvc.Published, error) {
 	col, ok := refColumns[ref]
 	if !ok {
 		return nil, fmt.Errorf("records do not refer to kind %q", ref)
 	}
 	d.gate.RLock()
 	defer d.gate.RUnlock()
+	in := inside(kind, "r.public_id", v)
 	rows, err := d.readers.QueryContext(ctx, `
 SELECT r.public_id, p.body, p.etag
 FROM records r JOIN projections p ON p.public_id = r.public_id AND p.audiences & ? != 0
-WHERE r.`+col+` = ? AND r.kind = ?
-ORDER BY r.public_id`, audienceBit(a), refID, string(kind))
+WHERE r.`+col+` = ? AND r.kind = ? AND `+in.sql+`
+ORDER BY r.public_id`, append([]any{audienceBit(v.Audience), refID, string(kind)}, in.args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read %ss of %s: %w", kind, refID, err)
 	}

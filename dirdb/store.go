@@ -25,6 +25,7 @@ type Store struct {
 	dirs map[string]*Directory
 
 	cached atomic.Int64 // bytes of views the directories keep in memory (viewCache)
+	keys   keyCache     // public token keys
 }
 
 // Open opens (creating and migrating where needed) the data folder at root.
@@ -36,7 +37,12 @@ func Open(ctx context.Context, root string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{root: root, platform: p, dirs: map[string]*Directory{}}, nil
+	s := &Store{root: root, platform: p, dirs: map[string]*Directory{}}
+	if err := s.reloadKeys(ctx); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // Close closes every open file.
@@ -160,5 +166,12 @@ func (s *Store) SetSeniorManagementAvailable(ctx context.Context, slug string, o
 	if n, _ := res.RowsAffected(); n == 0 {
 		return dirsvc.ErrNotFound
 	}
+	s.mu.Lock()
+	if d, ok := s.dirs[slug]; ok {
+		d.infoMu.Lock()
+		d.info = nil
+		d.infoMu.Unlock()
+	}
+	s.mu.Unlock()
 	return nil
 }

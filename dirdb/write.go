@@ -102,7 +102,7 @@ func (w *writeTx) store(pr prepared) error {
 	return w.apply(pr.rec.Base(), pr.pub)
 }
 
-// apply writes a publication: the record's row, its views, its areas and its change-log row.
+// apply writes a publication: the record's row, its views, its list keys and its change-log row.
 func (w *writeTx) apply(m *dirsvc.Meta, p publication) error {
 	if p.event == "" {
 		w.stats.Unchanged++
@@ -135,8 +135,8 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 		if err := w.exec(w.pub, "DELETE FROM projections WHERE public_id = ?", id); err != nil {
 			return fmt.Errorf("publish %s: %w", id, err)
 		}
-		if err := w.exec(w.pub, "DELETE FROM record_areas WHERE public_id = ?", id); err != nil {
-			return fmt.Errorf("publish areas of %s: %w", id, err)
+		if err := w.exec(w.pub, "DELETE FROM list_keys WHERE public_id = ?", id); err != nil {
+			return fmt.Errorf("publish list keys of %s: %w", id, err)
 		}
 	}
 	for _, v := range p.views {
@@ -145,9 +145,9 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 			return fmt.Errorf("publish views of %s: %w", id, err)
 		}
 	}
-	for _, area := range r.areas {
-		if err := w.exec(w.pub, "INSERT INTO record_areas (area, public_id) VALUES (?, ?)", area, id); err != nil {
-			return fmt.Errorf("publish areas of %s: %w", id, err)
+	for _, k := range p.keys {
+		if err := w.exec(w.pub, "INSERT INTO list_keys (public_id, key, audiences) VALUES (?, ?, ?)", id, k.key, k.audiences); err != nil {
+			return fmt.Errorf("publish list keys of %s: %w", id, err)
 		}
 	}
 	if err := w.exec(w.pub, `

@@ -32,7 +32,7 @@ func compress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h := w.Header(); h[keyVary] == nil {
 			h[keyVary] = varyAcceptEncoding
-		} else {
+		} else if !strings.Contains(strings.Join(h[keyVary], ","), "Accept-Encoding") {
 			h.Add(keyVary, "Accept-Encoding")
 		}
 		enc := negotiateEncoding(r.Header.Values("Accept-Encoding"))

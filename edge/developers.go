@@ -43,6 +43,7 @@ type DeveloperInfo struct {
 	RestBase        string   `json:"restBase"`
 	OpenAPI         string   `json:"openapi"`
 	TokenEndpoint   string   `json:"tokenEndpoint"`
+	JWKS            string   `json:"jwksUri"`
 	FHIR            FHIRInfo `json:"fhir"`
 	ChangeFeed      string   `json:"changeFeed"`
 	PartnerAccess   string   `json:"partnerAccess"`
@@ -60,26 +61,23 @@ type FHIRInfo struct {
 	Profiles            []string `json:"profiles"`
 }
 
-var scopes = []string{"search:read", "graph:read", "feed:read", "export:run", "webhooks:manage",
-	"practitioners:read", "leadership:read", "graph:propose", "federation:harvest"}
-
 func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 	_, info, err := s.directory(r.Context(), r.PathValue("dir"))
 	if err != nil {
-		s.publicCache(w)
+		s.cacheFor(w, r)
 		s.error(w, r, err)
 		return
 	}
 	base := s.baseURL(r)
 	rest := base + "/v1/d/" + info.Slug
 	d := DeveloperInfo{Directory: info.Slug, Name: info.Name, Country: info.Country, RestBase: rest,
-		OpenAPI: base + OpenAPIPath, TokenEndpoint: base + "/oauth/token",
+		OpenAPI: base + OpenAPIPath, TokenEndpoint: base + TokenPath, JWKS: base + JWKSPath,
 		FHIR: FHIRInfo{Base: rest + "/fhir", Version: "4.0.1", CapabilityStatement: rest + "/fhir/metadata",
 			Profiles: []string{}},
 		ChangeFeed:      rest + "/changes",
 		PartnerAccess:   "Ask the directory for partner access; state the scopes you need and, for practitioners:read, why (practitionerListReason).",
 		DeveloperPortal: rest + "/developers",
-		Licence:         info.Licence, Attribution: info.Attribution, Scopes: scopes}
+		Licence:         info.Licence, Attribution: info.Attribution, Scopes: dirsvc.AllScopes}
 	if info.Country == "AU" {
 		d.FHIR.Profiles = auBaseProfiles
 	}
@@ -91,7 +89,9 @@ func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("X-DIR-Audience", dirsvc.Public.String())
-	h.Set("Cache-Control", "public, max-age=300")
+	if tokenFrom(r.Context()) == nil {
+		h.Set("Cache-Control", "public, max-age=300")
+	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.Write(body)
 }

@@ -10,9 +10,12 @@ var (
 	keyCacheControl    = http.CanonicalHeaderKey("Cache-Control")
 	keyContentType     = http.CanonicalHeaderKey("Content-Type")
 	keyAudience        = http.CanonicalHeaderKey("X-DIR-Audience")
+	keyRateLimit       = http.CanonicalHeaderKey("RateLimit")
 	keyRateLimitPolicy = http.CanonicalHeaderKey("RateLimit-Policy")
 
 	varyAcceptEncoding = []string{"Accept-Encoding"}
+	varyAPI            = []string{"Authorization, Accept-Encoding"}
+	privateNoStore     = []string{"private, no-store"}
 	publicCacheControl = []string{"public, s-maxage=60"}
 	contentTypeJSON    = []string{"application/json"}
 	audiencePublic     = []string{"public"}

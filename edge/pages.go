@@ -25,10 +25,13 @@ func viewOf[T any](ctx context.Context, rd *reading, id string) (*T, error) {
 	if id == "" {
 		return nil, nil
 	}
-	st, err := rd.dir.Record(ctx, id, rd.aud)
+	st, err := rd.dir.Record(ctx, id, rd.aud())
 	if errors.Is(err, dirsvc.ErrNotFound) || err == nil && st.View == nil {
 		return nil, nil
 	} else if err != nil {
+		return nil, err
+	}
+	if in, err := rd.dir.Inside(ctx, id, rd.viewer); err != nil || !in {
 		return nil, err
 	}
 	return decodeView[T](st.View)
@@ -36,7 +39,7 @@ func viewOf[T any](ctx context.Context, rd *reading, id string) (*T, error) {
 
 // relatedViews returns the audience's views of the records of kind that refer to id.
 func relatedViews[T any](ctx context.Context, rd *reading, kind, ref dirsvc.Kind, id string) ([]*T, error) {
-	ps, err := rd.dir.Related(ctx, rd.aud, kind, ref, id)
+	ps, err := rd.dir.Related(ctx, rd.viewer, kind, ref, id)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +136,37 @@ func (s *Server) organisationPage(ctx context.Context, rd *reading) (*dirsvc.Org
 			item.OpenStatus = item.OpenStatus.Best(dirsvc.StatusAt(sv.Hours, now, holidays))
 		}
 		page.Locations = append(page.Locations, item)
+	}
+	return page, nil
+}
+
+func (s *Server) practitionerPage(ctx context.Context, rd *reading) (*dirsvc.PractitionerPage, error) {
+	pv, err := decodeView[dirsvc.PractitionerView](rd.status.View)
+	if err != nil {
+		return nil, err
+	}
+	page := &dirsvc.PractitionerPage{PractitionerView: *pv, Roles: []dirsvc.RoleView{}, Services: []dirsvc.ServiceCard{}}
+	roles, err := relatedViews[dirsvc.RoleView](ctx, rd, dirsvc.KindRole, dirsvc.KindPractitioner, pv.PublicID)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, r := range roles {
+		if !r.Active {
+			continue
+		}
+		page.Roles = append(page.Roles, *r)
+		if seen[r.Service.PublicID] {
+			continue
+		}
+		seen[r.Service.PublicID] = true
+		sv, err := viewOf[dirsvc.ServiceView](ctx, rd, r.Service.PublicID)
+		if err != nil {
+			return nil, err
+		}
+		if sv != nil {
+			page.Services = append(page.Services, dirsvc.CardOf(sv))
+		}
 	}
 	return page, nil
 }

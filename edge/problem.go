@@ -28,6 +28,7 @@ var problemKinds = map[string]struct {
 	dirsvc.ENotFound:       {http.StatusNotFound, "Not found"},
 	dirsvc.EGone:           {http.StatusGone, "Gone"},
 	dirsvc.EInvalid:        {http.StatusBadRequest, "Invalid parameter"},
+	dirsvc.EInvalidToken:   {http.StatusUnauthorized, "Invalid access token"},
 	dirsvc.EForbiddenScope: {http.StatusForbidden, "Forbidden"},
 	dirsvc.EMirrored:       {http.StatusConflict, "Mirrored record"},
 	dirsvc.EConflict:       {http.StatusConflict, "Conflict"},

@@ -1,11 +1,8 @@
 package edge
 
 import (
-	"fmt"
-	"math"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,22 +10,19 @@ import (
 	"github.com/dirsvc/dirsvc"
 )
 
-// Limits are request limits: tokens per minute and per day, each a bucket that refills evenly.
-type Limits struct {
-	PerMinute int
-	PerDay    int
-}
+// Limits are request limits: requests per minute and per day, each a bucket that refills evenly.
+type Limits = dirsvc.RateLimit
 
 // DefaultAnonymousLimits are the anonymous limits of section 8: 60 requests a minute and 10,000 a
 // day per client address.
 var DefaultAnonymousLimits = Limits{PerMinute: 60, PerDay: 10_000}
 
-// limiter keeps a minute bucket and a day bucket per client, behind one lock.
-type limiter struct {
-	limits Limits
-	mu     sync.Mutex
-	byKey  map[netip.Addr]*buckets
-	swept  time.Time
+// limiter keeps a minute bucket and a day bucket per caller, behind one lock: per client address for
+// anonymous callers, per client and directory for partner clients.
+type limiter[K comparable] struct {
+	mu    sync.Mutex
+	byKey map[K]*buckets
+	swept time.Time
 }
 
 type buckets struct{ minute, day bucket }
@@ -70,7 +64,15 @@ func (b *bucket) untilFull() time.Duration {
 // bounds the memory of many passing clients.
 const sweepEvery = time.Minute
 
-func newLimiter(l Limits) *limiter { return &limiter{limits: l, byKey: map[netip.Addr]*buckets{}} }
+func newLimiter[K comparable]() *limiter[K] { return &limiter[K]{byKey: map[K]*buckets{}} }
+
+// resize gives the bucket a new size (a grant's limit changed), keeping the tokens it has up to it.
+func (b *bucket) resize(size int, per time.Duration) {
+	if b.size != float64(size) {
+		b.size, b.perSecond = float64(size), float64(size)/per.Seconds()
+		b.tokens = min(b.tokens, b.size)
+	}
+}
 
 // decision is the outcome of taking one request.
 type decision struct {
@@ -81,8 +83,8 @@ type decision struct {
 	reset      time.Duration // until that bucket is full again
 }
 
-// take takes one request for key at now from both buckets, or from neither.
-func (l *limiter) take(key netip.Addr, now time.Time) decision {
+// take takes one request for key at now from both buckets, or from neither; lim sizes the buckets.
+func (l *limiter[K]) take(key K, lim Limits, now time.Time) decision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.swept) >= sweepEvery {
@@ -90,9 +92,11 @@ func (l *limiter) take(key netip.Addr, now time.Time) decision {
 	}
 	b, ok := l.byKey[key]
 	if !ok {
-		b = &buckets{minute: newBucket(l.limits.PerMinute, time.Minute, now), day: newBucket(l.limits.PerDay, 24*time.Hour, now)}
+		b = &buckets{minute: newBucket(lim.PerMinute, time.Minute, now), day: newBucket(lim.PerDay, 24*time.Hour, now)}
 		l.byKey[key] = b
 	}
+	b.minute.resize(lim.PerMinute, time.Minute)
+	b.day.resize(lim.PerDay, 24*time.Hour)
 	b.minute.refill(now)
 	b.day.refill(now)
 	if wait := max(b.minute.wait(), b.day.wait()); wait > 0 {
@@ -107,7 +111,7 @@ func (l *limiter) take(key netip.Addr, now time.Time) decision {
 	return d
 }
 
-func (l *limiter) sweep(now time.Time) {
+func (l *limiter[K]) sweep(now time.Time) {
 	for k, b := range l.byKey {
 		b.minute.refill(now)
 		b.day.refill(now)
@@ -144,27 +148,3 @@ func (s *Server) clientKey(r *http.Request) netip.Addr {
 	return addr
 }
 
-// limit refuses a request over its caller's limit with 429 and Retry-After, and tells every other
-// caller where it stands (RateLimit-Policy and RateLimit, IETF draft).
-func (s *Server) limit(next http.Handler) http.Handler {
-	policy := []string{fmt.Sprintf(`"minute";q=%d;w=60, "day";q=%d;w=86400`, s.cfg.AnonymousLimits.PerMinute, s.cfg.AnonymousLimits.PerDay)}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !strings.HasPrefix(r.URL.Path, "/v1/d/") {
-			next.ServeHTTP(w, r)
-			return
-		}
-		d := s.anonymous.take(s.clientKey(r), s.cfg.Now())
-		h := w.Header()
-		h[keyRateLimitPolicy] = policy
-		if !d.ok {
-			secs := int(math.Ceil(d.retryAfter.Seconds()))
-			h.Set("Retry-After", strconv.Itoa(secs))
-			h.Set("RateLimit", `"minute";r=0;t=`+strconv.Itoa(secs))
-			h.Set("Cache-Control", "no-store")
-			s.error(w, r, dirsvc.Errorf(dirsvc.ERateLimited, "Too many requests: try again in %d seconds.", secs))
-			return
-		}
-		h.Set("RateLimit", `"`+d.policy+`";r=`+strconv.Itoa(d.remaining)+";t="+strconv.Itoa(int(math.Ceil(d.reset.Seconds()))))
-		next.ServeHTTP(w, r)
-	})
-}

@@ -24,37 +24,52 @@ var recordPaths = map[dirsvc.Kind]string{
 // maxMergeHops bounds how far a merged record's survivors are followed.
 const maxMergeHops = 8
 
-// reading is the state of one record read: the caller's audience, the directory, the record.
+// reading is the state of one record read: who reads, the directory, the record.
 type reading struct {
 	dir    dirsvc.DirectoryReader
 	info   *dirsvc.Directory
-	aud    dirsvc.Audience
+	viewer dirsvc.Viewer
 	brief  bool
 	status dirsvc.RecordStatus
 }
 
-// readRecord resolves a record read to its view for the caller, or to the error to answer: not found
-// (missing, hidden, wrong kind, taken down), gone (closed or removed) or moved (merged).
-func (s *Server) readRecord(r *http.Request, kind dirsvc.Kind) (*reading, error) {
-	q := r.URL.Query()
-	brief := false
-	switch q.Get("view") {
-	case "", "page":
+// aud returns the audience the read is projected for.
+func (rd *reading) aud() dirsvc.Audience { return rd.viewer.Audience }
+
+// readRecord resolves a record read to its view for the caller, or to the error to answer: forbidden
+// (a client without graph:read), not found (missing, hidden, outside the client's narrowing, wrong
+// kind, taken down), gone (closed or removed) or moved (merged). briefDefault says whether the kind's
+// default representation is the brief one.
+func (s *Server) readRecord(r *http.Request, kind dirsvc.Kind, briefDefault bool) (*reading, error) {
+	brief := briefDefault
+	switch r.URL.Query().Get("view") {
+	case "":
+	case "page":
+		brief = false
 	case "brief":
 		brief = true
 	default:
 		return nil, dirsvc.InvalidParam("view", "view must be brief or page")
 	}
+	viewer, err := s.viewer(r, dirsvc.ScopeGraphRead)
+	if err != nil {
+		return nil, err
+	}
+	return s.resolve(r, kind, viewer, brief)
+}
+
+// resolve finds the record of the request's path for the viewer (see readRecord).
+func (s *Server) resolve(r *http.Request, kind dirsvc.Kind, viewer dirsvc.Viewer, brief bool) (*reading, error) {
 	dir, info, err := s.directory(r.Context(), r.PathValue("dir"))
 	if err != nil {
 		return nil, err
 	}
 	id := r.PathValue("publicId")
-	if !dirsvc.ValidPublicID(kind, id) {
+	if !dirsvc.ValidPublicID(kind, id) || !viewer.Narrowing.AllowsKind(kind) {
 		return nil, dirsvc.ErrNotFound
 	}
-	rd := &reading{dir: dir, info: info, aud: dirsvc.Public, brief: brief}
-	st, err := dir.Record(r.Context(), id, rd.aud)
+	rd := &reading{dir: dir, info: info, viewer: viewer, brief: brief}
+	st, err := dir.Record(r.Context(), id, viewer.Audience)
 	if err != nil {
 		return nil, err
 	}
@@ -63,16 +78,21 @@ func (s *Server) readRecord(r *http.Request, kind dirsvc.Kind) (*reading, error)
 	}
 	rd.status = st
 	if st.View != nil {
+		if in, err := dir.Inside(r.Context(), id, viewer); err != nil || !in {
+			return nil, errors.Join(err, dirsvc.ErrNotFound)
+		}
 		return rd, nil
 	}
-	if !st.SeenBy.Has(rd.aud) {
+	// What a record that is no longer visible covered is not kept, so a client narrowed to places
+	// learns nothing of it: it is missing, as it is for every audience that never saw it.
+	if !st.SeenBy.Has(viewer.Audience) || placeNarrowed(viewer.Narrowing) {
 		return nil, dirsvc.ErrNotFound
 	}
 	switch st.State {
 	case dirsvc.StateClosed, dirsvc.StateRemoved:
 		return nil, dirsvc.Errorf(dirsvc.EGone, "The record was closed or removed.")
 	case dirsvc.StateMerged:
-		if survivor, ok := s.survivor(r.Context(), dir, st.Survivor, rd.aud); ok {
+		if survivor, ok := s.survivor(r.Context(), dir, st.Survivor, viewer); ok {
 			return nil, &dirsvc.Error{Code: dirsvc.EMoved, Target: survivor, Message: "The record was merged."}
 		}
 		return nil, dirsvc.Errorf(dirsvc.EGone, "The record was merged into one you cannot see.")
@@ -80,17 +100,22 @@ func (s *Server) readRecord(r *http.Request, kind dirsvc.Kind) (*reading, error)
 	return nil, dirsvc.ErrNotFound
 }
 
-// survivor follows a merged record's survivors to one the audience may see.
-func (s *Server) survivor(ctx context.Context, dir dirsvc.DirectoryReader, id string, a dirsvc.Audience) (string, bool) {
+// placeNarrowed reports whether a narrowing limits places (areas or categories), which only a
+// visible record's keys can be checked against.
+func placeNarrowed(n dirsvc.Narrowing) bool { return len(n.Areas)+len(n.Categories) > 0 }
+
+// survivor follows a merged record's survivors to one the viewer may see.
+func (s *Server) survivor(ctx context.Context, dir dirsvc.DirectoryReader, id string, v dirsvc.Viewer) (string, bool) {
 	for range maxMergeHops {
-		st, err := dir.Record(ctx, id, a)
+		st, err := dir.Record(ctx, id, v.Audience)
 		if err != nil {
 			return "", false
 		}
 		if st.View != nil {
-			return id, true
+			in, err := dir.Inside(ctx, id, v)
+			return id, err == nil && in
 		}
-		if st.State != dirsvc.StateMerged || !st.SeenBy.Has(a) {
+		if st.State != dirsvc.StateMerged || !st.SeenBy.Has(v.Audience) {
 			return "", false
 		}
 		id = st.Survivor
@@ -122,23 +147,21 @@ func (s *Server) recordError(w http.ResponseWriter, r *http.Request, kind dirsvc
 		if r.URL.RawQuery != "" {
 			loc += "?" + r.URL.RawQuery
 		}
-		s.publicCache(w)
+		s.cacheFor(w, r)
 		http.Redirect(w, r, loc, http.StatusMovedPermanently)
 		return
 	}
-	s.publicCache(w)
+	if code := dirsvc.ErrorCode(err); code == dirsvc.ENotFound || code == dirsvc.EGone {
+		s.cacheFor(w, r)
+	}
 	s.error(w, r, err)
-}
-
-// publicCache sets the caching of an anonymous public read: shared caches keep it a minute.
-func (s *Server) publicCache(w http.ResponseWriter) {
-	w.Header()[keyCacheControl] = publicCacheControl
 }
 
 // recordRoute is what differs between the record reads: the kind, whether its stored brief view
 // carries addresses, and how its page is composed (and whether that carries addresses).
 type recordRoute struct {
 	kind           dirsvc.Kind
+	briefDefault   bool // the brief view is the default representation
 	briefAddresses func(body []byte) bool
 	page           func(s *Server, ctx context.Context, rd *reading) (page any, addresses bool, err error)
 }
@@ -168,10 +191,37 @@ var (
 			return p, true, err
 		},
 	}
+	practitionerRoute = recordRoute{
+		kind:           dirsvc.KindPractitioner,
+		briefDefault:   true,
+		briefAddresses: func([]byte) bool { return false },
+		page: func(s *Server, ctx context.Context, rd *reading) (any, bool, error) {
+			p, err := s.practitionerPage(ctx, rd)
+			return p, false, err
+		},
+	}
+	// A role has one representation.
+	roleRoute = recordRoute{
+		kind:           dirsvc.KindRole,
+		briefDefault:   true,
+		briefAddresses: func([]byte) bool { return false },
+		page: func(s *Server, ctx context.Context, rd *reading) (any, bool, error) {
+			v, err := decodeView[dirsvc.RoleView](rd.status.View)
+			return v, false, err
+		},
+	}
 )
 
 func (s *Server) handleGetService(w http.ResponseWriter, r *http.Request) {
 	s.getRecord(w, r, serviceRoute)
+}
+
+func (s *Server) handleGetPractitioner(w http.ResponseWriter, r *http.Request) {
+	s.getRecord(w, r, practitionerRoute)
+}
+
+func (s *Server) handleGetRole(w http.ResponseWriter, r *http.Request) {
+	s.getRecord(w, r, roleRoute)
 }
 
 func (s *Server) handleGetLocation(w http.ResponseWriter, r *http.Request) {
@@ -185,48 +235,64 @@ func (s *Server) handleGetOrganisation(w http.ResponseWriter, r *http.Request) {
 // getRecord answers a record read: the stored brief view as it is, or the page composed from the
 // views of the same audience.
 func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRoute) {
-	rd, err := s.readRecord(r, rt.kind)
+	rd, err := s.readRecord(r, rt.kind, rt.briefDefault)
 	if err != nil {
 		s.recordError(w, r, rt.kind, err)
 		return
 	}
-	if rd.brief {
-		v := rd.status.View
-		s.writeView(w, r, rd, v.Body, v.ETag, rt.briefAddresses(v.Body))
-		return
+	v := rd.status.View
+	body, etag, addresses := v.Body, v.ETag, rt.briefAddresses(v.Body)
+	if !rd.brief {
+		page, pageAddresses, err := rt.page(s, r.Context(), rd)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if body, err = json.Marshal(page); err != nil {
+			s.error(w, r, err)
+			return
+		}
+		etag, addresses = bodyETag(body), pageAddresses
 	}
-	page, addresses, err := rt.page(s, r.Context(), rd)
-	if err != nil {
-		s.error(w, r, err)
-		return
+	if rt.kind == dirsvc.KindOrganisation {
+		leaders, err := s.leadershipOf(r, rd, v.PublicID)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if leaders != nil {
+			body = withMember(body, "leadership", leaders)
+			etag = bodyETag(body)
+		}
 	}
-	s.writePage(w, r, rd, page, addresses)
+	s.cacheTags(w, r, v.PublicID)
+	s.writeView(w, r, rd, body, etag, addresses)
 }
 
-// writePage encodes a page representation and writes it.
-func (s *Server) writePage(w http.ResponseWriter, r *http.Request, rd *reading, page any, addresses bool) {
-	body, err := json.Marshal(page)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
+// bodyETag returns the entity tag of a body composed at read time.
+func bodyETag(body []byte) string {
 	sum := sha256.Sum256(body)
-	s.writeView(w, r, rd, body, `"`+hex.EncodeToString(sum[:12])+`"`, addresses)
+	return `"` + hex.EncodeToString(sum[:12]) + `"`
+}
+
+// withMember returns the JSON object body with one more member, name, holding the JSON value.
+func withMember(body []byte, name string, value []byte) []byte {
+	out := make([]byte, 0, len(body)+len(name)+len(value)+4)
+	out = append(out, bytes.TrimRight(body, "} \n")...)
+	out = append(out, `,"`+name+`":`...)
+	out = append(out, value...)
+	return append(out, '}')
 }
 
 // writeView writes a projected body with the headers of a record read: audience, attribution when it
 // carries addresses, entity tag (answering 304 to a matching If-None-Match) and caching.
 func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, body []byte, etag string, addresses bool) {
 	h := w.Header()
-	if rd.aud == dirsvc.Public {
-		h[keyAudience] = audiencePublic
-	} else {
-		h.Set(keyAudience, rd.aud.String())
-	}
+	setAudience(w, rd.aud())
 	if addresses && rd.info.Attribution != "" {
 		h.Set("X-DIR-Attribution", rd.info.Attribution)
 	}
-	s.publicCache(w)
+	s.cacheFor(w, r)
 	h.Set("ETag", etag)
 	// The representation's headers go on a 304 too, so the compression layer gives it the entity tag
 	// the 200 would carry.

@@ -6,6 +6,7 @@ package edge
 import (
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -32,6 +33,8 @@ type Config struct {
 	// address in (for example Fly-Client-IP or X-Forwarded-For). Empty: the connection's address.
 	// Never set it without such a proxy: clients could then choose their own address.
 	ClientIPHeader string
+	// Keys verify partner clients' access tokens; nil means every presented token is refused.
+	Keys Keys
 }
 
 // Server is the HTTP handler of the read routes.
@@ -40,7 +43,8 @@ type Server struct {
 	log       *slog.Logger
 	mux       *http.ServeMux
 	handler   http.Handler // mux behind the middleware
-	anonymous *limiter
+	anonymous *limiter[netip.Addr]
+	clients   *limiter[clientLimitKey]
 }
 
 // New returns a Server.
@@ -55,11 +59,16 @@ func New(cfg Config) *Server {
 	if cfg.AnonymousLimits == (Limits{}) {
 		cfg.AnonymousLimits = DefaultAnonymousLimits
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), anonymous: newLimiter(cfg.AnonymousLimits)}
+	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
+		anonymous: newLimiter[netip.Addr](), clients: newLimiter[clientLimitKey]()}
 	s.routes()
-	s.handler = s.limit(compress(s.mux))
+	s.handler = s.guard(compress(s.mux))
 	return s
 }
+
+// Handle registers a route of another part of the service (the primary's token endpoint and write
+// routes) on the server's mux, behind the same guard, limits and compression as the read routes.
+func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
 // ServeHTTP serves a request, recovering from a panic in a handler as a 500 problem.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

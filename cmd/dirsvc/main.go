@@ -5,6 +5,11 @@
 //	dirsvc import  [--data DIR] FILE                 load a whole directory (NDJSON)
 //	dirsvc gen     [--services N] [--seed S] [--slug SLUG] [--country AU|NZ] [--out FILE]
 //	dirsvc record  [--data DIR] OPERATION ...        lifecycle operations (see dirsvc record -h)
+//	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
+//	dirsvc platform [--data DIR] senior-management SLUG on|off
+//
+// The server key (data/server.key, created on first use, or base64 in $DIRSVC_SERVER_KEY) MACs client
+// secrets and derives the token signing keys.
 //
 // Every mode takes --data (default ./data, or $DIRSVC_DATA) and --addr (default :8080, or
 // $DIRSVC_ADDR). $DIRSVC_LOG_LEVEL (debug, info, warn, error; default info) sets what is logged;
@@ -52,6 +57,8 @@ commands:
   import   load a whole directory from an import file (NDJSON)
   gen      write a generated demo directory in the import format
   record   lifecycle operations on one record: update, close, delete, merge, reduce, takedown, restore, show
+  clients  partner clients: create, list, grant, ungrant, rotate, revoke, request, requests, approve, refuse
+  platform platform operator switches: senior-management SLUG on|off
 
 Every command takes --data DIR (default ./data, $DIRSVC_DATA) and --addr HOST:PORT (default :8080, $DIRSVC_ADDR).
 `
@@ -80,6 +87,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.gen(rest)
 	case "record":
 		return m.record(ctx, rest)
+	case "clients":
+		return m.clients(ctx, rest)
+	case "platform":
+		return m.platform(ctx, rest)
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", cmd)

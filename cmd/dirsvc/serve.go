@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/dirsvc/dirsvc/dirdb"
@@ -41,9 +42,20 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 	if err := m.loadDemoIfEmpty(ctx, store); err != nil {
 		return err
 	}
+	key, err := primary.LoadServerKey(filepath.Join(m.Data, "server.key"), envOr("DIRSVC_SERVER_KEY", ""))
+	if err != nil {
+		return err
+	}
+	access, err := primary.NewAccess(ctx, store, key, nil)
+	if err != nil {
+		return err
+	}
+	access.Issuer = *baseURL
+	handler := edge.New(edge.Config{Catalog: store, Logger: m.Log, BaseURL: *baseURL, ClientIPHeader: *ipHeader,
+		AnonymousLimits: edge.Limits{PerMinute: *perMinute, PerDay: *perDay}, Keys: store})
+	access.Mount(handler, m.Log)
 	srv := &http.Server{
-		Handler: edge.New(edge.Config{Catalog: store, Logger: m.Log, BaseURL: *baseURL, ClientIPHeader: *ipHeader,
-			AnonymousLimits: edge.Limits{PerMinute: *perMinute, PerDay: *perDay}}),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

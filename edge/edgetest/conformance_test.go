@@ -330,6 +330,8 @@ type catalog struct {
 	info    dirsvc.Directory
 	records map[string]dirsvc.RecordStatus
 	related map[string][]dirsvc.Published // by kind/ref/refID
+	// leadership is every organisation's stored leadership view.
+	leadership *dirsvc.Published
 }
 
 func (c *catalog) Reader(_ context.Context, slug string) (dirsvc.DirectoryReader, error) {
@@ -349,8 +351,41 @@ func (c *catalog) Record(_ context.Context, id string, _ dirsvc.Audience) (dirsv
 	return st, nil
 }
 
-func (c *catalog) Related(_ context.Context, _ dirsvc.Audience, kind, ref dirsvc.Kind, id string) ([]dirsvc.Published, error) {
+func (c *catalog) Related(_ context.Context, _ dirsvc.Viewer, kind, ref dirsvc.Kind, id string) ([]dirsvc.Published, error) {
 	return c.related[fmt.Sprintf("%s/%s/%s", kind, ref, id)], nil
+}
+
+func (c *catalog) Inside(context.Context, string, dirsvc.Viewer) (bool, error) { return true, nil }
+
+// views returns the views of the live records of kind, in public-ID order.
+func (c *catalog) views(kind dirsvc.Kind) dirsvc.Page {
+	var p dirsvc.Page
+	for _, st := range c.records {
+		if st.Kind == kind && st.View != nil {
+			p.Items = append(p.Items, *st.View)
+		}
+	}
+	slices.SortFunc(p.Items, func(a, b dirsvc.Published) int { return strings.Compare(a.PublicID, b.PublicID) })
+	return p
+}
+
+func (c *catalog) Services(context.Context, dirsvc.Viewer, dirsvc.ServiceQuery) (dirsvc.Page, error) {
+	return c.views(dirsvc.KindService), nil
+}
+
+func (c *catalog) Practitioners(context.Context, dirsvc.Viewer, string, int) (dirsvc.Page, error) {
+	return c.views(dirsvc.KindPractitioner), nil
+}
+
+func (c *catalog) Identified(context.Context, dirsvc.Viewer, string, string) ([]string, error) {
+	return nil, nil
+}
+
+func (c *catalog) Leadership(_ context.Context, id string) (*dirsvc.Published, error) {
+	if c.leadership == nil {
+		return nil, dirsvc.ErrNotFound
+	}
+	return c.leadership, nil
 }
 
 // live adds a live record with its view.

@@ -1,0 +1,331 @@
+package dirdb
+
+import (
+	"context"
+	"crypto/ed25519"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// The store keeps partner clients in platform.db (see dirsvc.ClientStore).
+var _ dirsvc.ClientStore = (*Store)(nil)
+
+func nowText() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+// CreateClient stores a new client and its grants in one transaction.
+func (s *Store) CreateClient(ctx context.Context, c *dirsvc.Client, secretMAC []byte) error {
+	tx, err := s.platform.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	res, err := tx.ExecContext(ctx, `
+INSERT INTO clients (client_id, name, sandbox, secret_mac, created_at) VALUES (?, ?, ?, ?, ?)
+ON CONFLICT (client_id) DO NOTHING`, c.ID, c.Name, c.Sandbox, secretMAC, nowText())
+	if err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return dirsvc.Errorf(dirsvc.EConflict, "client %s exists", c.ID)
+	}
+	for _, g := range c.Grants {
+		if err := putGrant(ctx, tx, c.ID, g); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func putGrant(ctx context.Context, tx *sql.Tx, id string, g dirsvc.Grant) error {
+	doc, err := json.Marshal(g)
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `
+INSERT INTO grants (client_id, directory, doc) VALUES (?, ?, ?)
+ON CONFLICT (client_id, directory) DO UPDATE SET doc = excluded.doc`, id, g.Directory, doc)
+	if err != nil {
+		return fmt.Errorf("grant %s to %s: %w", g.Directory, id, err)
+	}
+	return nil
+}
+
+// Client returns a client with its grants and the MAC of its secret.
+func (s *Store) Client(ctx context.Context, id string) (*dirsvc.Client, []byte, error) {
+	c := &dirsvc.Client{ID: id}
+	var (
+		mac     []byte
+		revoked sql.NullString
+	)
+	err := s.platform.QueryRowContext(ctx,
+		"SELECT name, sandbox, secret_mac, revoked_at FROM clients WHERE client_id = ?", id).
+		Scan(&c.Name, &c.Sandbox, &mac, &revoked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, dirsvc.ErrNotFound
+	} else if err != nil {
+		return nil, nil, fmt.Errorf("read client: %w", err)
+	}
+	c.Revoked = revoked.Valid
+	if c.Grants, err = s.grants(ctx, "WHERE client_id = ?", id); err != nil {
+		return nil, nil, err
+	}
+	return c, mac, nil
+}
+
+func (s *Store) grants(ctx context.Context, where string, args ...any) ([]dirsvc.Grant, error) {
+	rows, err := s.platform.QueryContext(ctx, "SELECT doc FROM grants "+where+" ORDER BY client_id, directory", args...)
+	if err != nil {
+		return nil, fmt.Errorf("read grants: %w", err)
+	}
+	defer rows.Close()
+	out := []dirsvc.Grant{}
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, err
+		}
+		var g dirsvc.Grant
+		if err := json.Unmarshal(doc, &g); err != nil {
+			return nil, fmt.Errorf("decode grant: %w", err)
+		}
+		out = append(out, g)
+	}
+	return out, rows.Err()
+}
+
+// Clients returns every client in ID order.
+func (s *Store) Clients(ctx context.Context) ([]dirsvc.Client, error) {
+	rows, err := s.platform.QueryContext(ctx,
+		"SELECT client_id, name, sandbox, revoked_at IS NOT NULL FROM clients ORDER BY client_id")
+	if err != nil {
+		return nil, fmt.Errorf("list clients: %w", err)
+	}
+	var out []dirsvc.Client
+	for rows.Next() {
+		var c dirsvc.Client
+		if err := rows.Scan(&c.ID, &c.Name, &c.Sandbox, &c.Revoked); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Grants, err = s.grants(ctx, "WHERE client_id = ?", out[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// updateClient runs an UPDATE of one live client; ErrNotFound when there is none.
+func (s *Store) updateClient(ctx context.Context, query string, args ...any) error {
+	res, err := s.platform.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("update client: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return dirsvc.ErrNotFound
+	}
+	return nil
+}
+
+// SetClientSecret replaces the MAC of a live client's secret.
+func (s *Store) SetClientSecret(ctx context.Context, id string, secretMAC []byte) error {
+	return s.updateClient(ctx, "UPDATE clients SET secret_mac = ?, rotated_at = ? WHERE client_id = ? AND revoked_at IS NULL",
+		secretMAC, nowText(), id)
+}
+
+// RevokeClient revokes a live client.
+func (s *Store) RevokeClient(ctx context.Context, id string) error {
+	return s.updateClient(ctx, "UPDATE clients SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL", nowText(), id)
+}
+
+// PutGrant adds or replaces a live client's grant in a directory.
+func (s *Store) PutGrant(ctx context.Context, id string, g dirsvc.Grant) error {
+	tx, err := s.platform.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var one int
+	err = tx.QueryRowContext(ctx, "SELECT 1 FROM clients WHERE client_id = ? AND revoked_at IS NULL", id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return dirsvc.ErrNotFound
+	} else if err != nil {
+		return err
+	}
+	if err := putGrant(ctx, tx, id, g); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// RemoveGrant removes a client's grant in a directory.
+func (s *Store) RemoveGrant(ctx context.Context, id, dir string) error {
+	return s.updateClient(ctx, "DELETE FROM grants WHERE client_id = ? AND directory = ?", id, dir)
+}
+
+// CreateAccessRequest records a pending access request.
+func (s *Store) CreateAccessRequest(ctx context.Context, r *dirsvc.AccessRequest) error {
+	var reason any
+	if r.PractitionerListReason != "" {
+		reason = r.PractitionerListReason
+	}
+	err := s.platform.QueryRowContext(ctx, `
+INSERT INTO access_requests (client_id, directory, scopes, practitioner_list_reason, created_at)
+VALUES (?, ?, ?, ?, ?) RETURNING id, status`, r.Client, r.Directory, strings.Join(r.Scopes, " "), reason, nowText()).
+		Scan(&r.ID, &r.Status)
+	if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
+		return dirsvc.ErrNotFound
+	}
+	return err
+}
+
+const accessRequestColumns = "id, client_id, directory, scopes, COALESCE(practitioner_list_reason, ''), status"
+
+func scanAccessRequest(sc scanner) (dirsvc.AccessRequest, error) {
+	var (
+		r      dirsvc.AccessRequest
+		scopes string
+	)
+	err := sc.Scan(&r.ID, &r.Client, &r.Directory, &scopes, &r.PractitionerListReason, &r.Status)
+	r.Scopes = strings.Fields(scopes)
+	return r, err
+}
+
+// AccessRequest returns one access request.
+func (s *Store) AccessRequest(ctx context.Context, id int64) (*dirsvc.AccessRequest, error) {
+	r, err := scanAccessRequest(s.platform.QueryRowContext(ctx,
+		"SELECT "+accessRequestColumns+" FROM access_requests WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, dirsvc.ErrNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("read access request: %w", err)
+	}
+	return &r, nil
+}
+
+// AccessRequests returns every access request, newest first.
+func (s *Store) AccessRequests(ctx context.Context) ([]dirsvc.AccessRequest, error) {
+	rows, err := s.platform.QueryContext(ctx, "SELECT "+accessRequestColumns+" FROM access_requests ORDER BY id DESC")
+	if err != nil {
+		return nil, fmt.Errorf("list access requests: %w", err)
+	}
+	defer rows.Close()
+	var out []dirsvc.AccessRequest
+	for rows.Next() {
+		r, err := scanAccessRequest(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// SetAccessRequestStatus records the decision on a pending request.
+func (s *Store) SetAccessRequestStatus(ctx context.Context, id int64, status string) error {
+	return s.updateClient(ctx, "UPDATE access_requests SET status = ? WHERE id = ? AND status = 'pending'", status, id)
+}
+
+// keyCache keeps the public token keys in memory: every authenticated request needs one, and no
+// request may wait on the database for it.
+type keyCache struct {
+	mu     sync.RWMutex
+	keys   dirsvc.KeySet
+	loaded time.Time
+}
+
+// keyReload bounds how often an unknown key ID makes the store look for keys added elsewhere (on an
+// edge, by replication), so forged key IDs cannot make every request query the database.
+const keyReload = 5 * time.Second
+
+// SigningKeys returns the public token keys, oldest first.
+func (s *Store) SigningKeys(ctx context.Context) ([]dirsvc.SigningKey, error) {
+	rows, err := s.platform.QueryContext(ctx, "SELECT kid, public_key, created_at FROM signing_keys ORDER BY created_at, kid")
+	if err != nil {
+		return nil, fmt.Errorf("read signing keys: %w", err)
+	}
+	defer rows.Close()
+	var out []dirsvc.SigningKey
+	for rows.Next() {
+		var (
+			k  dirsvc.SigningKey
+			at string
+		)
+		if err := rows.Scan(&k.ID, &k.Public, &at); err != nil {
+			return nil, err
+		}
+		if k.CreatedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return nil, fmt.Errorf("signing key %s: %w", k.ID, err)
+		}
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}
+
+// AddSigningKey stores a new public token key.
+func (s *Store) AddSigningKey(ctx context.Context, k dirsvc.SigningKey) error {
+	if len(k.Public) != ed25519.PublicKeySize {
+		return fmt.Errorf("signing key %s: want a %d-byte public key", k.ID, ed25519.PublicKeySize)
+	}
+	_, err := s.platform.ExecContext(ctx, "INSERT INTO signing_keys (kid, public_key, created_at) VALUES (?, ?, ?)",
+		k.ID, []byte(k.Public), k.CreatedAt.UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return fmt.Errorf("add signing key: %w", err)
+	}
+	return s.reloadKeys(ctx)
+}
+
+func (s *Store) reloadKeys(ctx context.Context) error {
+	ks, err := s.SigningKeys(ctx)
+	if err != nil {
+		return err
+	}
+	set := dirsvc.KeySet{}
+	for _, k := range ks {
+		set[k.ID] = k.Public
+	}
+	s.keys.mu.Lock()
+	s.keys.keys, s.keys.loaded = set, time.Now()
+	s.keys.mu.Unlock()
+	return nil
+}
+
+// TokenKey returns the public key named kid, looking again for keys added since the last look at
+// most every few seconds; it satisfies dirsvc.TokenKeys.
+func (s *Store) TokenKey(kid string) (ed25519.PublicKey, bool) {
+	s.keys.mu.RLock()
+	k, ok := s.keys.keys[kid]
+	stale := time.Since(s.keys.loaded) > keyReload
+	s.keys.mu.RUnlock()
+	if ok || !stale {
+		return k, ok
+	}
+	if err := s.reloadKeys(context.Background()); err != nil {
+		return nil, false
+	}
+	return s.TokenKey(kid)
+}
+
+// PublicKeys returns every public token key, for the JWKS.
+func (s *Store) PublicKeys() dirsvc.KeySet {
+	s.keys.mu.RLock()
+	defer s.keys.mu.RUnlock()
+	out := make(dirsvc.KeySet, len(s.keys.keys))
+	for id, k := range s.keys.keys {
+		out[id] = k
+	}
+	return out
+}

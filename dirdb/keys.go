@@ -1,0 +1,81 @@
+package dirdb
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// listKey is a row of list_keys: a key a record is found by, and the audiences whose view carries it.
+// The keys are those of schema/directory/0002_list_keys.sql, which fills the table from published
+// views the same way (a test holds the two to the same result).
+type listKey struct {
+	key       string
+	audiences int64
+}
+
+// Key prefixes of list_keys.
+const (
+	keyArea   = "area:"
+	keyType   = "type:"
+	keyCat    = "cat:"
+	keyActive = "active"
+	keyID     = "id:"
+)
+
+// IdentifierValue normalises an identifier value for matching: spaces removed, upper case.
+func identifierValue(v string) string { return strings.ToUpper(strings.ReplaceAll(v, " ", "")) }
+
+// keysOfView returns the list keys a view carries.
+func keysOfView(v any) []string {
+	var out []string
+	ids := func(vs []dirsvc.IdentifierView) {
+		for _, id := range vs {
+			val := identifierValue(id.Value)
+			out = append(out, keyID+id.System+"|"+val, keyID+id.Type+"|"+val)
+		}
+	}
+	switch x := v.(type) {
+	case *dirsvc.ServiceView:
+		for _, a := range x.Areas {
+			out = append(out, keyArea+a)
+		}
+		for _, a := range x.Catchment {
+			out = append(out, keyArea+a)
+		}
+		out = append(out, keyType+x.Type.Code)
+		if x.CategoryCode != nil {
+			out = append(out, keyCat+*x.CategoryCode)
+		}
+		ids(x.Identifiers)
+	case *dirsvc.LocationView:
+		for _, a := range x.Areas {
+			out = append(out, keyArea+a)
+		}
+		ids(x.Identifiers)
+	case *dirsvc.OrganisationView:
+		ids(x.Identifiers)
+	case *dirsvc.PractitionerView:
+		ids(x.Identifiers)
+	case *dirsvc.RoleView:
+		if x.Active {
+			out = append(out, keyActive)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// addKeys adds the keys of a view received by the audiences bit to keys.
+func addKeys(keys []listKey, v any, bit int64) []listKey {
+	for _, k := range keysOfView(v) {
+		i := slices.IndexFunc(keys, func(lk listKey) bool { return lk.key == k })
+		if i < 0 {
+			keys = append(keys, listKey{k, bit})
+		} else {
+			keys[i].audiences |= bit
+		}
+	}
+	return keys
+}

@@ -1,0 +1,192 @@
+package edge
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// Keys are the public token keys a node verifies access tokens with.
+type Keys interface {
+	dirsvc.TokenKeys
+	// PublicKeys returns every key tokens may be signed with, for the JWKS.
+	PublicKeys() dirsvc.KeySet
+}
+
+type tokenKey struct{}
+
+// tokenFrom returns the verified access token of the request, or nil for an anonymous caller.
+func tokenFrom(ctx context.Context) *dirsvc.AccessToken {
+	t, _ := ctx.Value(tokenKey{}).(*dirsvc.AccessToken)
+	return t
+}
+
+// clientLimitKey is what a partner client is limited by: its limit in one directory.
+type clientLimitKey struct{ client, directory string }
+
+// pathDirectory returns the directory slug of a /v1/d/{dir}/... path, or "".
+func pathDirectory(path string) string {
+	rest, ok := strings.CutPrefix(path, "/v1/d/")
+	if !ok {
+		return ""
+	}
+	dir, _, _ := strings.Cut(rest, "/")
+	return dir
+}
+
+// guarded reports whether a path is limited and authenticated: the directory API and the token
+// endpoint (where the client address is the only key before a client has authenticated).
+func guarded(path string) bool { return strings.HasPrefix(path, "/v1/d/") || path == TokenPath }
+
+// TokenPath is the address of the token endpoint (served on the primary).
+const TokenPath = "/oauth/token"
+
+// guard verifies the caller's access token, refuses a client of another directory, and applies the
+// caller's rate limit: the grant's per client and directory, else the anonymous one per address.
+// Responses vary by Authorization, so a shared cache never answers a client with an anonymous copy.
+func (s *Server) guard(next http.Handler) http.Handler {
+	anonPolicy := []string{policyOf(s.cfg.AnonymousLimits)}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !guarded(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h[keyVary] = varyAPI
+		now := s.cfg.Now()
+		var (
+			tok     *dirsvc.AccessToken
+			tokErr  error
+			d       decision
+			present = r.Header.Get("Authorization") != "" && r.URL.Path != TokenPath
+		)
+		if present {
+			tok, tokErr = s.verify(r)
+		}
+		if tok != nil {
+			d = s.clients.take(clientLimitKey{tok.ClientID, tok.Directory}, tok.Limit, now)
+			h[keyRateLimitPolicy] = []string{policyOf(tok.Limit)}
+			h[keyCacheControl] = privateNoStore
+		} else {
+			d = s.anonymous.take(s.clientKey(r), s.cfg.AnonymousLimits, now)
+			h[keyRateLimitPolicy] = anonPolicy
+		}
+		if !d.ok {
+			secs := int(math.Ceil(d.retryAfter.Seconds()))
+			h.Set("Retry-After", strconv.Itoa(secs))
+			h[keyRateLimit] = []string{`"minute";r=0;t=` + strconv.Itoa(secs)}
+			h.Set("Cache-Control", "no-store")
+			s.error(w, r, dirsvc.Errorf(dirsvc.ERateLimited, "Too many requests: try again in %d seconds.", secs))
+			return
+		}
+		h[keyRateLimit] = []string{`"` + d.policy + `";r=` + strconv.Itoa(d.remaining) + ";t=" +
+			strconv.Itoa(int(math.Ceil(d.reset.Seconds())))}
+		if present && tok == nil {
+			h.Set("WWW-Authenticate", `Bearer realm="dirsvc", error="invalid_token"`)
+			h.Set("Cache-Control", "no-store")
+			s.error(w, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The access token is not valid: get a new one.").With(tokErr))
+			return
+		}
+		if tok != nil {
+			if dir := pathDirectory(r.URL.Path); dir != "" && dir != tok.Directory {
+				s.error(w, r, dirsvc.Errorf(dirsvc.EForbiddenScope, "The access token is for another directory."))
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func policyOf(l Limits) string {
+	return fmt.Sprintf(`"minute";q=%d;w=60, "day";q=%d;w=86400`, l.PerMinute, l.PerDay)
+}
+
+// verify checks the request's bearer token.
+func (s *Server) verify(r *http.Request) (*dirsvc.AccessToken, error) {
+	scheme, raw, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil, fmt.Errorf("authorization scheme %q: %w", scheme, dirsvc.ErrInvalidToken)
+	}
+	if s.cfg.Keys == nil {
+		return nil, fmt.Errorf("no token keys configured: %w", dirsvc.ErrInvalidToken)
+	}
+	return dirsvc.VerifyToken(strings.TrimSpace(raw), s.cfg.Keys, s.cfg.Now())
+}
+
+// viewer returns who the caller is as a reader of the request's directory, after checking that a
+// client holds scope (which may be empty for operations every client may call). Anonymous callers
+// read as the public tier; the guard has already refused a client of another directory.
+func (s *Server) viewer(r *http.Request, scope string) (dirsvc.Viewer, error) {
+	t := tokenFrom(r.Context())
+	if t == nil {
+		return dirsvc.Viewer{Audience: dirsvc.Public}, nil
+	}
+	if scope != "" && !t.HasScope(scope) {
+		return dirsvc.Viewer{}, dirsvc.Errorf(dirsvc.EForbiddenScope, "This needs the scope %s.", scope)
+	}
+	return t.Viewer(), nil
+}
+
+// cacheFor sets the caching of a successful read: shared caches keep an anonymous public answer a
+// minute; every answer to a client is private and never stored (the guard set that already).
+func (s *Server) cacheFor(w http.ResponseWriter, r *http.Request) {
+	if tokenFrom(r.Context()) == nil {
+		w.Header()[keyCacheControl] = publicCacheControl
+	}
+}
+
+// setAudience names the tier a response was projected for.
+func setAudience(w http.ResponseWriter, a dirsvc.Audience) {
+	if a == dirsvc.Public {
+		w.Header()[keyAudience] = audiencePublic
+	} else {
+		w.Header().Set(keyAudience, a.String())
+	}
+}
+
+// JWKSPath is where the public token keys are published.
+const JWKSPath = "/oauth/jwks.json"
+
+// jwk is an Ed25519 public key as a JSON Web Key (RFC 8037).
+type jwk struct {
+	Kty string `json:"kty"`
+	Crv string `json:"crv"`
+	X   string `json:"x"`
+	Kid string `json:"kid"`
+	Alg string `json:"alg"`
+	Use string `json:"use"`
+}
+
+func (s *Server) handleGetJWKS(w http.ResponseWriter, r *http.Request) {
+	keys := []jwk{}
+	if s.cfg.Keys != nil {
+		set := s.cfg.Keys.PublicKeys()
+		ids := make([]string, 0, len(set))
+		for id := range set {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			keys = append(keys, jwk{Kty: "OKP", Crv: "Ed25519", X: base64.RawURLEncoding.EncodeToString(set[id]),
+				Kid: id, Alg: "EdDSA", Use: "sig"})
+		}
+	}
+	body, err := json.Marshal(map[string][]jwk{"keys": keys})
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/jwk-set+json")
+	h.Set("Cache-Control", "public, max-age=300")
+	w.Write(body)
+}

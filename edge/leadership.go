@@ -1,0 +1,95 @@
+package edge
+
+import (
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// Leadership is the answer of the leadership endpoint: an organisation's current executives, then its
+// board, each with only what they show to health professionals.
+type Leadership struct {
+	PublicID   string              `json:"publicId"`
+	Leadership []dirsvc.LeaderView `json:"leadership"`
+}
+
+// currentLeaders returns the organisation's stored leadership without appointments that have ended
+// since it was published (the end date has passed in the directory's time zone).
+func (s *Server) currentLeaders(r *http.Request, rd *reading, orgID string) ([]dirsvc.LeaderView, error) {
+	p, err := rd.dir.Leadership(r.Context(), orgID)
+	if err == dirsvc.ErrNotFound {
+		return []dirsvc.LeaderView{}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var all []dirsvc.LeaderView
+	if err := json.Unmarshal(p.Body, &all); err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	if zone, err := dirsvc.LoadZone(rd.info.TimeZone); err == nil {
+		now = now.In(zone)
+	}
+	today := now.Format(time.DateOnly)
+	out := []dirsvc.LeaderView{}
+	for _, l := range all {
+		if l.EndDate == "" || l.EndDate >= today {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// leadershipOf returns the JSON of an organisation's leadership when the caller receives it (scope
+// leadership:read, and senior management switched on by the platform and the directory), else nil.
+func (s *Server) leadershipOf(r *http.Request, rd *reading, orgID string) ([]byte, error) {
+	t := tokenFrom(r.Context())
+	if t == nil || !t.HasScope(dirsvc.ScopeLeadershipRead) || !rd.info.LeadershipOn() {
+		return nil, nil
+	}
+	ls, err := s.currentLeaders(r, rd, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(ls)
+}
+
+func (s *Server) handleGetLeadership(w http.ResponseWriter, r *http.Request) {
+	if tokenFrom(r.Context()) == nil {
+		s.error(w, r, dirsvc.Errorf(dirsvc.EForbiddenScope, "Leadership needs the scope %s.", dirsvc.ScopeLeadershipRead))
+		return
+	}
+	viewer, err := s.viewer(r, dirsvc.ScopeLeadershipRead)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	_, info, err := s.directory(r.Context(), r.PathValue("dir"))
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	if !info.LeadershipOn() {
+		s.error(w, r, dirsvc.ErrNotFound)
+		return
+	}
+	rd, err := s.resolve(r, dirsvc.KindOrganisation, viewer, true)
+	if err != nil {
+		// A closed or merged organisation has no leadership to show.
+		s.error(w, r, dirsvc.ErrNotFound)
+		return
+	}
+	ls, err := s.currentLeaders(r, rd, rd.status.View.PublicID)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	body, err := json.Marshal(Leadership{PublicID: rd.status.View.PublicID, Leadership: ls})
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.writeView(w, r, rd, body, bodyETag(body), false)
+}

@@ -1,0 +1,285 @@
+package primary
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// ServerKeySize is the size of the server key in bytes.
+const ServerKeySize = 32
+
+// LoadServerKey returns the server key: from the environment value env (base64, at least 32 bytes)
+// when it is set, otherwise from the file path, which is created with a new random key on first use
+// (mode 0600). The key MACs client secrets and derives the token signing keys, so it must be kept as
+// safe as the data folder's backups, and apart from them where possible.
+func LoadServerKey(path, env string) ([]byte, error) {
+	if env != "" {
+		k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(env))
+		if err != nil || len(k) < ServerKeySize {
+			return nil, fmt.Errorf("server key: want base64 of at least %d bytes", ServerKeySize)
+		}
+		return k, nil
+	}
+	b, err := os.ReadFile(path)
+	if err == nil {
+		k, derr := hex.DecodeString(strings.TrimSpace(string(b)))
+		if derr != nil || len(k) < ServerKeySize {
+			return nil, fmt.Errorf("server key %s: want hex of at least %d bytes", path, ServerKeySize)
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read server key: %w", err)
+	}
+	k := make([]byte, ServerKeySize)
+	rand.Read(k)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("create server key: %w", err)
+	}
+	if _, err := fmt.Fprintln(f, hex.EncodeToString(k)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write server key: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write server key: %w", err)
+	}
+	return k, nil
+}
+
+// TokenLifetime is how long an access token is valid. Tokens are checked without a database call,
+// so revoking a client takes effect when its last token expires: keep this short.
+const TokenLifetime = 15 * time.Minute
+
+// Access manages partner clients and issues their access tokens.
+type Access struct {
+	store  dirsvc.ClientStore
+	macKey []byte
+	key    []byte // the server key, from which signing keys are derived
+	// Issuer is the iss of issued tokens (the service's base address).
+	Issuer string
+	// SandboxDirectory is the demonstration directory sandbox clients are given.
+	SandboxDirectory string
+	now              func() time.Time
+
+	kid    string
+	signer ed25519.PrivateKey
+}
+
+// NewAccess returns an Access over store with the server key, and makes sure a signing key derived
+// from this server key is published, adding one when there is none (a first start, or a new server
+// key).
+func NewAccess(ctx context.Context, store dirsvc.ClientStore, serverKey []byte, now func() time.Time) (*Access, error) {
+	if len(serverKey) < ServerKeySize {
+		return nil, fmt.Errorf("server key: want at least %d bytes", ServerKeySize)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	a := &Access{store: store, key: serverKey, macKey: derive(serverKey, "client-secret-mac"),
+		SandboxDirectory: "demo", now: now}
+	keys, err := store.SigningKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// The newest key this server key derives signs; older ones stay published for the tokens they
+	// signed.
+	for _, k := range slices.Backward(keys) {
+		if priv := a.signingKey(k.ID); priv.Public().(ed25519.PublicKey).Equal(k.Public) {
+			a.kid, a.signer = k.ID, priv
+			return a, nil
+		}
+	}
+	if err := a.RotateSigningKey(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// derive returns a subkey of the server key for one purpose.
+func derive(key []byte, purpose string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose))
+	return m.Sum(nil)
+}
+
+func (a *Access) signingKey(kid string) ed25519.PrivateKey {
+	return ed25519.NewKeyFromSeed(derive(a.key, "token-signing-key\x00"+kid))
+}
+
+// RotateSigningKey publishes a new signing key and signs with it from now on.
+func (a *Access) RotateSigningKey(ctx context.Context) error {
+	kid := randomToken(8)
+	priv := a.signingKey(kid)
+	err := a.store.AddSigningKey(ctx, dirsvc.SigningKey{ID: kid, Public: priv.Public().(ed25519.PublicKey), CreatedAt: a.now()})
+	if err != nil {
+		return err
+	}
+	a.kid, a.signer = kid, priv
+	return nil
+}
+
+// randomToken returns n random bytes as lower-case hex.
+func randomToken(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// secretPrefix starts every client secret, so secret scanners can recognise a leaked one.
+const secretPrefix = "dirsec_"
+
+func newSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return secretPrefix + base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (a *Access) mac(secret string) []byte {
+	m := hmac.New(sha256.New, a.macKey)
+	m.Write([]byte(secret))
+	return m.Sum(nil)
+}
+
+// NewClient is what creating a client needs.
+type NewClient struct {
+	Name string
+	// Directory is the one directory of a directory client; empty for a partner-organisation client.
+	Directory string
+	// Sandbox creates a partner-organisation client whose only grant is the sandbox grant.
+	Sandbox bool
+	Grants  []dirsvc.Grant
+}
+
+// CreateClient creates a client and returns it with its secret, which is shown this once and never
+// stored.
+func (a *Access) CreateClient(ctx context.Context, nc NewClient) (*dirsvc.Client, string, error) {
+	if strings.TrimSpace(nc.Name) == "" || len(nc.Name) > 200 {
+		return nil, "", dirsvc.InvalidParam("name", "a client needs a name of at most 200 characters")
+	}
+	c := &dirsvc.Client{Name: nc.Name, Sandbox: nc.Sandbox, Grants: nc.Grants}
+	switch {
+	case nc.Sandbox:
+		if nc.Directory != "" || len(nc.Grants) > 0 {
+			return nil, "", dirsvc.InvalidParam("sandbox", "a sandbox client has only the sandbox grant")
+		}
+		c.ID = dirsvc.PartnerClientPrefix + randomToken(12)
+		c.Grants = []dirsvc.Grant{a.SandboxGrant()}
+	case nc.Directory != "":
+		c.ID = dirsvc.DirectoryClientPrefix + randomToken(12)
+		for _, g := range c.Grants {
+			if g.Directory != nc.Directory {
+				return nil, "", dirsvc.InvalidParam("directory", "a directory client has grants in its own directory only")
+			}
+		}
+	default:
+		c.ID = dirsvc.PartnerClientPrefix + randomToken(12)
+	}
+	for i := range c.Grants {
+		if err := c.Grants[i].Validate(); err != nil {
+			return nil, "", err
+		}
+	}
+	secret := newSecret()
+	if err := a.store.CreateClient(ctx, c, a.mac(secret)); err != nil {
+		return nil, "", err
+	}
+	return c, secret, nil
+}
+
+// SandboxGrant is the grant of a sandbox client: the demonstration directory at the partner tier,
+// every scope but the explicit ones, and the low sandbox limit.
+func (a *Access) SandboxGrant() dirsvc.Grant {
+	scopes := []string{dirsvc.ScopeSearchRead, dirsvc.ScopeGraphRead, dirsvc.ScopeFeedRead,
+		dirsvc.ScopeExportRun, dirsvc.ScopeWebhooksManage}
+	return dirsvc.Grant{Directory: a.SandboxDirectory, Tier: dirsvc.Partner, Agreement: "sandbox",
+		Scopes: scopes, Limit: dirsvc.SandboxLimit, Sandbox: true}
+}
+
+// Grant adds or replaces a client's grant in one directory. A directory client may hold a grant in
+// its own directory only; a sandbox client none but its sandbox grant.
+func (a *Access) Grant(ctx context.Context, clientID string, g dirsvc.Grant) error {
+	c, _, err := a.store.Client(ctx, clientID)
+	if err != nil {
+		return err
+	}
+	if c.Sandbox {
+		return dirsvc.InvalidParam("client", "a sandbox client has only its sandbox grant")
+	}
+	if strings.HasPrefix(c.ID, dirsvc.DirectoryClientPrefix) && len(c.Grants) > 0 && c.Grants[0].Directory != g.Directory {
+		return dirsvc.InvalidParam("directory", "a directory client has grants in its own directory only")
+	}
+	if err := g.Validate(); err != nil {
+		return err
+	}
+	return a.store.PutGrant(ctx, clientID, g)
+}
+
+// RotateSecret gives a client a new secret, returned this once; the old one stops working at once.
+func (a *Access) RotateSecret(ctx context.Context, clientID string) (string, error) {
+	secret := newSecret()
+	if err := a.store.SetClientSecret(ctx, clientID, a.mac(secret)); err != nil {
+		return "", err
+	}
+	return secret, nil
+}
+
+// Revoke revokes a client: it gets no new token; tokens it holds expire within TokenLifetime.
+func (a *Access) Revoke(ctx context.Context, clientID string) error {
+	return a.store.RevokeClient(ctx, clientID)
+}
+
+// errBadClient is every failure of client authentication: unknown client, wrong secret or revoked.
+var errBadClient = errors.New("client authentication failed")
+
+// authenticate returns the client whose ID and secret these are, comparing MACs in constant time.
+func (a *Access) authenticate(ctx context.Context, id, secret string) (*dirsvc.Client, error) {
+	got := a.mac(secret)
+	c, want, err := a.store.Client(ctx, id)
+	if errors.Is(err, dirsvc.ErrNotFound) {
+		return nil, errBadClient
+	} else if err != nil {
+		return nil, err
+	}
+	if !hmac.Equal(got, want) || c.Revoked {
+		return nil, errBadClient
+	}
+	return c, nil
+}
+
+// issue signs a token for the client's grant with the scopes asked for.
+func (a *Access) issue(c *dirsvc.Client, g *dirsvc.Grant, scopes []string) (string, *dirsvc.AccessToken, error) {
+	now := a.now()
+	t := &dirsvc.AccessToken{Issuer: a.Issuer, Subject: c.ID, Directory: g.Directory, ClientID: c.ID,
+		IssuedAt: now.Unix(), Expires: now.Add(TokenLifetime).Unix(), ID: randomToken(16),
+		Scope: strings.Join(scopes, " "), Tier: g.Tier, Agreement: g.Agreement, Narrowing: g.Narrowing,
+		Limit: g.Limit, Sandbox: g.Sandbox}
+	raw, err := dirsvc.SignToken(t, a.kid, a.signer)
+	return raw, t, err
+}
+
+// RequestAccess records a client's request for access to a directory.
+func (a *Access) RequestAccess(ctx context.Context, r *dirsvc.AccessRequest) error {
+	r.Scopes = dirsvc.NormalScopes(r.Scopes)
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	return a.store.CreateAccessRequest(ctx, r)
+}

@@ -1,0 +1,127 @@
+package dirsvc
+
+import (
+	"crypto/ed25519"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// AccessToken is the claim set of an access token (a JWT of RFC 9068, typ at+jwt, signed with
+// EdDSA): everything a node needs to serve the client without a database call.
+type AccessToken struct {
+	Issuer    string `json:"iss"`
+	Subject   string `json:"sub"`
+	Directory string `json:"aud"` // the one directory the token is for
+	ClientID  string `json:"client_id"`
+	IssuedAt  int64  `json:"iat"`
+	Expires   int64  `json:"exp"`
+	ID        string `json:"jti"`
+	// Scope is the space-separated granted scopes.
+	Scope     string    `json:"scope"`
+	Tier      Audience  `json:"tier"`
+	Agreement string    `json:"agreement,omitempty"`
+	Narrowing Narrowing `json:"narrowing,omitzero"`
+	Limit     RateLimit `json:"limit"`
+	Sandbox   bool      `json:"sandbox,omitempty"`
+}
+
+// HasScope reports whether the token carries scope s.
+func (t *AccessToken) HasScope(s string) bool { return slices.Contains(strings.Fields(t.Scope), s) }
+
+// Viewer returns who the token's holder is as a reader.
+func (t *AccessToken) Viewer() Viewer { return Viewer{Audience: t.Tier, Narrowing: t.Narrowing} }
+
+// TokenKeys finds the public key of a signing key by its key ID.
+type TokenKeys interface {
+	TokenKey(kid string) (ed25519.PublicKey, bool)
+}
+
+// ErrInvalidToken is the answer to an access token that is malformed, badly signed, signed with an
+// unknown key or expired. The client learns no more than that.
+var ErrInvalidToken = errors.New("invalid access token")
+
+type jwtHeader struct {
+	Alg string `json:"alg"`
+	Typ string `json:"typ"`
+	Kid string `json:"kid"`
+}
+
+var b64 = base64.RawURLEncoding
+
+// SignToken encodes and signs t with the private key named kid.
+func SignToken(t *AccessToken, kid string, key ed25519.PrivateKey) (string, error) {
+	h, err := json.Marshal(jwtHeader{Alg: "EdDSA", Typ: "at+jwt", Kid: kid})
+	if err != nil {
+		return "", err
+	}
+	c, err := json.Marshal(t)
+	if err != nil {
+		return "", err
+	}
+	signed := b64.EncodeToString(h) + "." + b64.EncodeToString(c)
+	return signed + "." + b64.EncodeToString(ed25519.Sign(key, []byte(signed))), nil
+}
+
+// maxTokenLength bounds what is decoded of a presented token.
+const maxTokenLength = 4096
+
+// clockSkew is how far in the future a token's issue time may be, for nodes whose clocks differ.
+const clockSkew = time.Minute
+
+// VerifyToken checks a presented token's header, signature and lifetime at now and returns its
+// claims; every failure is ErrInvalidToken.
+func VerifyToken(raw string, keys TokenKeys, now time.Time) (*AccessToken, error) {
+	if len(raw) > maxTokenLength {
+		return nil, ErrInvalidToken
+	}
+	parts := strings.Split(raw, ".")
+	if len(parts) != 3 {
+		return nil, ErrInvalidToken
+	}
+	hb, err := b64.DecodeString(parts[0])
+	if err != nil {
+		return nil, ErrInvalidToken
+	}
+	var h jwtHeader
+	if err := json.Unmarshal(hb, &h); err != nil || h.Alg != "EdDSA" || !strings.EqualFold(h.Typ, "at+jwt") {
+		return nil, ErrInvalidToken
+	}
+	key, ok := keys.TokenKey(h.Kid)
+	if !ok {
+		return nil, ErrInvalidToken
+	}
+	sig, err := b64.DecodeString(parts[2])
+	if err != nil || len(sig) != ed25519.SignatureSize {
+		return nil, ErrInvalidToken
+	}
+	if !ed25519.Verify(key, []byte(parts[0]+"."+parts[1]), sig) {
+		return nil, ErrInvalidToken
+	}
+	cb, err := b64.DecodeString(parts[1])
+	if err != nil {
+		return nil, ErrInvalidToken
+	}
+	// Claims are read tolerantly: a newer issuer may add some during a rolling upgrade.
+	var t AccessToken
+	if err := json.Unmarshal(cb, &t); err != nil {
+		return nil, ErrInvalidToken
+	}
+	if unix := now.Unix(); t.Expires <= unix || t.IssuedAt > unix+int64(clockSkew/time.Second) ||
+		!ValidSlug(t.Directory) || t.ClientID == "" {
+		return nil, ErrInvalidToken
+	}
+	return &t, nil
+}
+
+// KeySet is a fixed set of public token keys by key ID.
+type KeySet map[string]ed25519.PublicKey
+
+// TokenKey returns the key named kid.
+func (s KeySet) TokenKey(kid string) (ed25519.PublicKey, bool) {
+	k, ok := s[kid]
+	return k, ok
+}
