@@ -21,7 +21,9 @@ type Directory struct {
 
 // LeadershipOn reports whether senior management is shown: the platform made it available and the
 // directory switched it on.
-func (d *Directory) LeadershipOn() bool { return d.SeniorManagementAvailable && d.Settings.SeniorManagement }
+func (d *Directory) LeadershipOn() bool {
+	return d.SeniorManagementAvailable && d.Settings.SeniorManagement
+}
 
 // DirectorySettings are the switches a directory controls.
 type DirectorySettings struct {

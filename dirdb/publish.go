@@ -31,8 +31,8 @@ type publication struct {
 	row   row
 	views []viewRow
 	keys  []listKey // what lists find the record by, per audience
-	event string // empty when nothing published changed
-	isNew bool   // the record was not published before
+	event string    // empty when nothing published changed
+	isNew bool      // the record was not published before
 	// eventAudiences are who the event is for: those who see the record now or saw it before.
 	eventAudiences dirsvc.Audiences
 }

@@ -147,4 +147,3 @@ func (s *Server) clientKey(r *http.Request) netip.Addr {
 	}
 	return addr
 }
-
