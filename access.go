@@ -166,6 +166,9 @@ func (g *Grant) Validate() error {
 		if g.Sandbox && slices.Contains(ExplicitScopes, s) {
 			return InvalidParam("scopes", "the sandbox never has %s", s)
 		}
+		if s == ScopeLeadershipRead && g.Tier == Public {
+			return InvalidParam("scopes", "leadership is shown only as health professionals see it: grant it to the professional or partner tier")
+		}
 	}
 	if g.Limit.PerMinute < 1 || g.Limit.PerDay < 1 {
 		return InvalidParam("limit", "the rate limit must allow at least one request a minute and a day")

@@ -40,7 +40,7 @@ func newTestServer(tb testing.TB, files ...[]byte) *testServer {
 		}
 	}
 	srv := httptest.NewServer(edge.New(edge.Config{Catalog: store, Logger: discardLogger(),
-		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}}))
+		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}, Keys: testKeys}))
 	tb.Cleanup(srv.Close)
 	client := &http.Client{
 		Transport:     checked(tb, http.DefaultTransport),

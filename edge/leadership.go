@@ -46,7 +46,7 @@ func (s *Server) currentLeaders(r *http.Request, rd *reading, orgID string) ([]d
 // leadership:read, and senior management switched on by the platform and the directory), else nil.
 func (s *Server) leadershipOf(r *http.Request, rd *reading, orgID string) ([]byte, error) {
 	t := tokenFrom(r.Context())
-	if t == nil || !t.HasScope(dirsvc.ScopeLeadershipRead) || !rd.info.LeadershipOn() {
+	if t == nil || !t.HasScope(dirsvc.ScopeLeadershipRead) || t.Tier == dirsvc.Public || !rd.info.LeadershipOn() {
 		return nil, nil
 	}
 	ls, err := s.currentLeaders(r, rd, orgID)
@@ -57,7 +57,8 @@ func (s *Server) leadershipOf(r *http.Request, rd *reading, orgID string) ([]byt
 }
 
 func (s *Server) handleGetLeadership(w http.ResponseWriter, r *http.Request) {
-	if tokenFrom(r.Context()) == nil {
+	// Leadership is what leaders show to health professionals: never to the public tier.
+	if t := tokenFrom(r.Context()); t == nil || t.Tier == dirsvc.Public {
 		s.error(w, r, dirsvc.Errorf(dirsvc.EForbiddenScope, "Leadership needs the scope %s.", dirsvc.ScopeLeadershipRead))
 		return
 	}

@@ -24,7 +24,7 @@ func limitedServer(t *testing.T, c *clock, limits edge.Limits, header string) *t
 	t.Helper()
 	s := newTestServer(t, smallFixture(t))
 	srv := httptest.NewServer(edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(), Now: c.Now,
-		AnonymousLimits: limits, ClientIPHeader: header}))
+		AnonymousLimits: limits, ClientIPHeader: header, Keys: testKeys}))
 	t.Cleanup(srv.Close)
 	s.Server = srv
 	return s

@@ -224,6 +224,9 @@ func writeOAuth(w http.ResponseWriter, status int, v any) {
 
 // Mount registers the primary's routes on the server that serves the reads, behind its guard.
 func (a *Access) Mount(h interface{ Handle(string, http.Handler) }, log *slog.Logger) {
+	if log == nil {
+		log = slog.Default()
+	}
 	h.Handle("POST "+edge.TokenPath, a.HandleToken(log))
 	h.Handle(edge.TokenPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", http.MethodPost)
