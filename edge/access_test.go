@@ -126,9 +126,9 @@ func TestCachingAndAudienceFollowTheCaller(t *testing.T) {
 		audience, cacheCtrl string
 		tags                bool
 	}{
-		"anonymous":           {"", "public", "public, s-maxage=60", true},
-		"professional":        {token(t, grant{dir: "small", tier: dirsvc.Professional, scopes: "graph:read"}), "professional", "private, no-store", false},
-		"partner":             {token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read"}), "partner", "private, no-store", false},
+		"anonymous":            {"", "public", "public, s-maxage=60", true},
+		"professional":         {token(t, grant{dir: "small", tier: dirsvc.Professional, scopes: "graph:read"}), "professional", "private, no-store", false},
+		"partner":              {token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read"}), "partner", "private, no-store", false},
 		"narrowed public tier": {token(t, grant{dir: "small", tier: dirsvc.Public, scopes: "graph:read", narrowing: dirsvc.Narrowing{Kinds: []dirsvc.Kind{dirsvc.KindLocation, dirsvc.KindOrganisation}}}), "public", "private, no-store", false},
 	} {
 		for _, p := range []string{path, "/v1/d/small/services"} {

@@ -218,7 +218,9 @@ func TestTokenRequestsAreParsedStrictly(t *testing.T) {
 	}
 }
 
-func hexByte(b byte) string { return strings.ToLower(string("0123456789abcdef"[b>>4]) + string("0123456789abcdef"[b&15])) }
+func hexByte(b byte) string {
+	return strings.ToLower(string("0123456789abcdef"[b>>4]) + string("0123456789abcdef"[b&15]))
+}
 
 func TestExpiredTokensAreRefused(t *testing.T) {
 	// A token endpoint whose clock is 20 minutes behind issues tokens that have already expired.
