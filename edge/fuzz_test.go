@@ -16,7 +16,7 @@ import (
 func FuzzRequest(f *testing.F) {
 	s := newTestServer(f, smallFixture(f))
 	h := edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(),
-		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}})
+		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}, Keys: testKeys})
 	for _, seed := range []struct{ path, query string }{
 		{"/v1/d/small/services/svc_gp", "view=brief"},
 		{"/v1/d/small/services/svc_old", "view=page&view=brief"},
@@ -26,6 +26,16 @@ func FuzzRequest(f *testing.F) {
 		{"/v1/d/small/services/" + strings.Repeat("x", 300), "view=brief;view=page"},
 		{"/v1/d/small/developers", "x=" + strings.Repeat("%", 40)},
 		{"/v1/d/small/services/svc_gp/..", ""},
+		{"/v1/d/small/services", "area=postcode:2007,lga:17200&type=gp&category=primary_care&limit=100"},
+		{"/v1/d/small/services", "updatedSince=2026-01-01T00:00:00.123456789%2B10:00&organisation=org_harbour"},
+		{"/v1/d/small/services", "cursor=c3ZjX2dwfDAwMDAwMDAwMDAwMDAwMDA&limit=-1"},
+		{"/v1/d/small/services", "area=" + strings.Repeat("state:nsw,", 60)},
+		{"/v1/d/small/practitioners", "limit=1&cursor=cHJhY19qb3w"},
+		{"/v1/d/small/practitioners/prac_jo", "view=page"},
+		{"/v1/d/small/roles/role_jo", ""},
+		{"/v1/d/small/organisations/org_harbour/leadership", ""},
+		{"/v1/d/small/identifiers/search", "system=abn&value=51+824+753+556"},
+		{"/v1/d/small/identifiers/search", "system=http://hl7.org.au/id/abn&value=%00"},
 	} {
 		f.Add(seed.path, seed.query)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -92,5 +93,61 @@ func TestGenIsDeterministic(t *testing.T) {
 	b, _, _ := runCLI(t, "gen", "--services", "40", "--seed", "7")
 	if a != b || !strings.HasPrefix(a, `{`) {
 		t.Fatal("gen with the same seed wrote different files")
+	}
+}
+
+func TestClientsCommands(t *testing.T) {
+	data := t.TempDir()
+	if _, log, err := runCLI(t, "import", "--data", data, filepath.Join("..", "..", "testdata", "small.ndjson")); err != nil {
+		t.Fatalf("import: %v\n%s", err, log)
+	}
+	out, _, err := runCLI(t, "clients", "--data", data, "create", "--name", "Clinic Finder", "--directory", "small",
+		"--tier", "professional", "--scopes", "graph:read,practitioners:read", "--areas", "state:nsw", "--per-minute", "100")
+	if err != nil || !strings.Contains(out, `"clientId":"dirc_`) || !strings.Contains(out, `"clientSecret":"dirsec_`) ||
+		!strings.Contains(out, `"tier":"professional"`) || !strings.Contains(out, `"areas":["state:nsw"]`) {
+		t.Fatalf("create: %v\n%s", err, out)
+	}
+	id := regexp.MustCompile(`dirc_[0-9a-f]+`).FindString(out)
+	secret := regexp.MustCompile(`dirsec_[A-Za-z0-9_-]+`).FindString(out)
+	for _, c := range []struct {
+		args []string
+		ok   bool
+	}{
+		{[]string{"create", "--name", "No home"}, false},
+		{[]string{"create", "--name", "Bad scope", "--directory", "small", "--scopes", "everything"}, false},
+		{[]string{"create", "--name", "Public leaders", "--directory", "small", "--tier", "public", "--scopes", "leadership:read"}, false},
+		{[]string{"create", "--name", "Sandbox", "--sandbox"}, true},
+		{[]string{"grant", id, "--directory", "other"}, false}, // a directory client stays in its directory
+		{[]string{"grant", id, "--directory", "small", "--scopes", "graph:read"}, true},
+		{[]string{"request", id, "--directory", "small", "--scopes", "practitioners:read"}, false},
+		{[]string{"request", id, "--directory", "small", "--scopes", "practitioners:read", "--practitioner-list-reason", "referrals"}, true},
+		{[]string{"approve", "1", "--tier", "partner"}, true},
+		{[]string{"refuse", "1"}, false}, // decided already
+		{[]string{"rotate", "dirc_nobody"}, false},
+	} {
+		if _, log, err := runCLI(t, append([]string{"clients", "--data", data}, c.args...)...); (err == nil) != c.ok {
+			t.Errorf("clients %v: err=%v\n%s", c.args, err, log)
+		}
+	}
+	out, _, err = runCLI(t, "clients", "--data", data, "list")
+	if err != nil || strings.Count(out, "\n") != 2 || strings.Contains(out, secret) || !strings.Contains(out, `"practitioners:read"`) {
+		t.Fatalf("list: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "clients", "--data", data, "requests")
+	if err != nil || !strings.Contains(out, `"practitionerListReason":"referrals"`) || !strings.Contains(out, `"status":"granted"`) {
+		t.Fatalf("requests: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "clients", "--data", data, "rotate", id)
+	if err != nil || strings.Contains(out, secret) || !strings.Contains(out, "dirsec_") {
+		t.Fatalf("rotate: %v\n%s", err, out)
+	}
+	if _, _, err := runCLI(t, "clients", "--data", data, "revoke", id); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "clients", "--data", data, "revoke", id); err == nil {
+		t.Error("revoking a revoked client succeeded")
+	}
+	if _, _, err := runCLI(t, "platform", "--data", data, "senior-management", "small", "on"); err != nil {
+		t.Error(err)
 	}
 }

@@ -3,9 +3,11 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/dirsvc/dirsvc/edge/edgetest"
 	"github.com/dirsvc/dirsvc/primary/demo"
@@ -138,6 +143,34 @@ func TestServeEndToEnd(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("GET %s: %d", p, resp.StatusCode)
 		}
+	}
+	// A partner client made with the clients command while the server runs gets a token from it
+	// and reads as a partner.
+	out, err := exec.Command(bin, "clients", "--data", data, "create", "--name", "Partner Org", "--partner",
+		"--directory", "demo", "--tier", "partner", "--scopes", "graph:read search:read").Output()
+	if err != nil {
+		t.Fatalf("clients create: %v", err)
+	}
+	var created struct {
+		ID     string `json:"clientId"`
+		Secret string `json:"clientSecret"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil || !strings.HasPrefix(created.ID, "dirp_") || created.Secret == "" {
+		t.Fatalf("clients create printed %s: %v", out, err)
+	}
+	cc := clientcredentials.Config{ClientID: created.ID, ClientSecret: created.Secret, TokenURL: "http://" + addr + "/oauth/token",
+		EndpointParams: url.Values{"directory": {"demo"}}, AuthStyle: oauth2.AuthStyleInHeader}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, client)
+	resp, err = cc.Client(ctx).Get("http://" + addr + "/v1/d/demo/services/" + id + "?view=brief")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("X-DIR-Audience") != "partner" {
+		t.Fatalf("partner read: %d audience %q\n%s", resp.StatusCode, resp.Header.Get("X-DIR-Audience"), log)
+	}
+	if out, err := exec.Command(bin, "clients", "--data", data, "list").Output(); err != nil || strings.Contains(string(out), created.Secret) {
+		t.Fatalf("clients list: %v, or it shows the secret:\n%s", err, out)
 	}
 	if checker.Count() == 0 {
 		t.Fatal("no response was checked against the OpenAPI document")
