@@ -276,3 +276,19 @@ func listIDs(tb testing.TB, s *testServer, tok, path string) []string {
 	tb.Fatalf("%s: the list never ended", path)
 	return nil
 }
+
+func TestAVerifiedTokenStillExpires(t *testing.T) {
+	c := newClock()
+	s := limitedServer(t, c, edge.Limits{PerMinute: 1 << 20, PerDay: 1 << 20}, "")
+	tok := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", expires: c.Now().Add(time.Minute)})
+	const path = "/v1/d/small/services/svc_gp?view=brief"
+	for range 2 { // the second read finds the token verified already
+		if r := s.getAs(t, tok, path); r.status != 200 {
+			t.Fatalf("a fresh token: %d", r.status)
+		}
+	}
+	c.Add(time.Minute)
+	if r := s.getAs(t, tok, path); r.status != http.StatusUnauthorized {
+		t.Fatalf("the same token once expired: %d", r.status)
+	}
+}

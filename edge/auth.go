@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -63,7 +65,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h[keyVary] = varyAPI
 		now := s.cfg.Now()
 		var (
-			tok     *dirsvc.AccessToken
+			tok     *verified
 			tokErr  error
 			d       decision
 			present = r.Header.Get("Authorization") != "" && r.URL.Path != TokenPath
@@ -73,7 +75,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if tok != nil {
 			d = s.clients.take(clientLimitKey{tok.ClientID, tok.Directory}, tok.Limit, now)
-			h[keyRateLimitPolicy] = []string{policyOf(tok.Limit)}
+			h[keyRateLimitPolicy] = tok.policy
 			h[keyCacheControl] = privateNoStore
 		} else {
 			d = s.anonymous.take(s.clientKey(r), s.cfg.AnonymousLimits, now)
@@ -100,7 +102,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				s.error(w, r, dirsvc.Errorf(dirsvc.EForbiddenScope, "The access token is for another directory."))
 				return
 			}
-			r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok))
+			r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok.AccessToken))
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -110,8 +112,45 @@ func policyOf(l Limits) string {
 	return fmt.Sprintf(`"minute";q=%d;w=60, "day";q=%d;w=86400`, l.PerMinute, l.PerDay)
 }
 
+// verified is an access token whose signature has been checked, with its RateLimit-Policy value.
+type verified struct {
+	*dirsvc.AccessToken
+	policy []string
+}
+
+// tokenCache keeps tokens already verified, by their exact text, until they expire: a client sends
+// the same token for many requests, and checking an Ed25519 signature costs several times what the
+// rest of a read does. Only a token that passed the whole check is kept, and its expiry is checked
+// on every use.
+type tokenCache struct {
+	mu sync.RWMutex
+	m  map[string]*verified
+}
+
+// maxCachedTokens bounds the cache; when full it starts again empty.
+const maxCachedTokens = 10_000
+
+func (c *tokenCache) get(raw string, now time.Time) *verified {
+	c.mu.RLock()
+	v := c.m[raw]
+	c.mu.RUnlock()
+	if v == nil || v.Expires <= now.Unix() {
+		return nil
+	}
+	return v
+}
+
+func (c *tokenCache) put(raw string, v *verified) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= maxCachedTokens {
+		c.m = make(map[string]*verified)
+	}
+	c.m[raw] = v
+	c.mu.Unlock()
+}
+
 // verify checks the request's bearer token.
-func (s *Server) verify(r *http.Request) (*dirsvc.AccessToken, error) {
+func (s *Server) verify(r *http.Request) (*verified, error) {
 	scheme, raw, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return nil, fmt.Errorf("authorization scheme %q: %w", scheme, dirsvc.ErrInvalidToken)
@@ -119,7 +158,18 @@ func (s *Server) verify(r *http.Request) (*dirsvc.AccessToken, error) {
 	if s.cfg.Keys == nil {
 		return nil, fmt.Errorf("no token keys configured: %w", dirsvc.ErrInvalidToken)
 	}
-	return dirsvc.VerifyToken(strings.TrimSpace(raw), s.cfg.Keys, s.cfg.Now())
+	raw = strings.TrimSpace(raw)
+	now := s.cfg.Now()
+	if v := s.tokens.get(raw, now); v != nil {
+		return v, nil
+	}
+	t, err := dirsvc.VerifyToken(raw, s.cfg.Keys, now)
+	if err != nil {
+		return nil, err
+	}
+	v := &verified{AccessToken: t, policy: []string{policyOf(t.Limit)}}
+	s.tokens.put(raw, v)
+	return v, nil
 }
 
 // viewer returns who the caller is as a reader of the request's directory, after checking that a

@@ -45,6 +45,7 @@ type Server struct {
 	handler   http.Handler // mux behind the middleware
 	anonymous *limiter[netip.Addr]
 	clients   *limiter[clientLimitKey]
+	tokens    tokenCache
 }
 
 // New returns a Server.
