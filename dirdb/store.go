@@ -22,10 +22,25 @@ type Store struct {
 	platform *sql.DB
 
 	mu   sync.Mutex
-	dirs map[string]*Directory
+	dirs map[string]*dirEntry
 
 	cached atomic.Int64 // bytes of views the directories keep in memory (viewCache)
 	keys   keyCache     // public token keys
+}
+
+// dirEntry is an open directory, or one being opened: opening runs the file's migrations, which may
+// take long on a large directory, so it happens outside the store's lock and only this directory's
+// readers wait for it.
+type dirEntry struct {
+	ready chan struct{} // closed once d or err is set
+	d     *Directory
+	err   error
+}
+
+func openedEntry(d *Directory) *dirEntry {
+	e := &dirEntry{ready: make(chan struct{}), d: d}
+	close(e.ready)
+	return e
 }
 
 // Open opens (creating and migrating where needed) the data folder at root.
@@ -37,7 +52,7 @@ func Open(ctx context.Context, root string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{root: root, platform: p, dirs: map[string]*Directory{}}
+	s := &Store{root: root, platform: p, dirs: map[string]*dirEntry{}}
 	if err := s.reloadKeys(ctx); err != nil {
 		p.Close()
 		return nil, err
@@ -50,10 +65,13 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var errs []error
-	for _, d := range s.dirs {
-		errs = append(errs, d.close())
+	for _, e := range s.dirs {
+		<-e.ready
+		if e.d != nil {
+			errs = append(errs, e.d.close())
+		}
 	}
-	s.dirs = map[string]*Directory{}
+	s.dirs = map[string]*dirEntry{}
 	errs = append(errs, s.platform.Close())
 	return errors.Join(errs...)
 }
@@ -83,23 +101,39 @@ func (s *Store) Slugs(ctx context.Context) ([]string, error) {
 // dirsvc.ErrNotFound.
 func (s *Store) Directory(ctx context.Context, slug string) (*Directory, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if d, ok := s.dirs[slug]; ok {
-		return d, nil
+	e, ok := s.dirs[slug]
+	if !ok {
+		var one int
+		err := s.platform.QueryRowContext(ctx, "SELECT 1 FROM directories WHERE slug = ?", slug).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			s.mu.Unlock()
+			return nil, dirsvc.ErrNotFound
+		} else if err != nil {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("look up directory %q: %w", slug, err)
+		}
+		e = &dirEntry{ready: make(chan struct{})}
+		s.dirs[slug] = e
+		s.mu.Unlock()
+		// The open outlives the request that started it: others may be waiting for it.
+		e.d, e.err = openDirectory(context.WithoutCancel(ctx), s, slug)
+		close(e.ready)
+		if e.err != nil {
+			s.mu.Lock()
+			if s.dirs[slug] == e {
+				delete(s.dirs, slug) // the next request tries again
+			}
+			s.mu.Unlock()
+		}
+		return e.d, e.err
 	}
-	var one int
-	err := s.platform.QueryRowContext(ctx, "SELECT 1 FROM directories WHERE slug = ?", slug).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, dirsvc.ErrNotFound
-	} else if err != nil {
-		return nil, fmt.Errorf("look up directory %q: %w", slug, err)
+	s.mu.Unlock()
+	select {
+	case <-e.ready:
+		return e.d, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	d, err := openDirectory(ctx, s, slug)
-	if err != nil {
-		return nil, err
-	}
-	s.dirs[slug] = d
-	return d, nil
 }
 
 // CreateDirectory registers a new, empty directory and returns it; it is a conflict when the slug is
@@ -126,7 +160,7 @@ func (s *Store) CreateDirectory(ctx context.Context, slug string) (*Directory, e
 	if err != nil {
 		return nil, err
 	}
-	s.dirs[slug] = d
+	s.dirs[slug] = openedEntry(d)
 	return d, nil
 }
 
@@ -134,8 +168,11 @@ func (s *Store) CreateDirectory(ctx context.Context, slug string) (*Directory, e
 func (s *Store) DropDirectory(ctx context.Context, slug string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if d, ok := s.dirs[slug]; ok {
-		d.close()
+	if e, ok := s.dirs[slug]; ok {
+		<-e.ready
+		if e.d != nil {
+			e.d.close()
+		}
 		delete(s.dirs, slug)
 	}
 	if _, err := s.platform.ExecContext(ctx, "DELETE FROM directories WHERE slug = ?", slug); err != nil {
@@ -167,11 +204,15 @@ func (s *Store) SetSeniorManagementAvailable(ctx context.Context, slug string, o
 		return dirsvc.ErrNotFound
 	}
 	s.mu.Lock()
-	if d, ok := s.dirs[slug]; ok {
-		d.infoMu.Lock()
-		d.info = nil
-		d.infoMu.Unlock()
-	}
+	e, ok := s.dirs[slug]
 	s.mu.Unlock()
+	if ok {
+		<-e.ready
+		if d := e.d; d != nil {
+			d.infoMu.Lock()
+			d.info = nil
+			d.infoMu.Unlock()
+		}
+	}
 	return nil
 }

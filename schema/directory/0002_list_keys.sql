@@ -20,9 +20,10 @@ WITH v AS (
     SELECT public_id, audiences & 7 AS aud, CAST(body AS TEXT) AS j FROM projections WHERE audiences & 7 != 0
 ), k AS (
     SELECT v.public_id, v.aud, 'area:' || a.value AS key
-    FROM v, json_each(v.j, '$.areas') a WHERE v.public_id GLOB 'svc_*' OR v.public_id GLOB 'loc_*'
+    FROM v, json_each(v.j, '$.areas') a WHERE (v.public_id GLOB 'svc_*' OR v.public_id GLOB 'loc_*') AND a.type = 'text'
     UNION
-    SELECT v.public_id, v.aud, 'area:' || a.value FROM v, json_each(v.j, '$.catchment') a WHERE v.public_id GLOB 'svc_*'
+    SELECT v.public_id, v.aud, 'area:' || a.value FROM v, json_each(v.j, '$.catchment') a
+    WHERE v.public_id GLOB 'svc_*' AND a.type = 'text'
     UNION
     SELECT public_id, aud, 'type:' || (j ->> '$.type.code') FROM v WHERE public_id GLOB 'svc_*'
     UNION
@@ -32,10 +33,10 @@ WITH v AS (
     SELECT public_id, aud, 'active' FROM v WHERE public_id GLOB 'role_*' AND (j ->> '$.active') = 1
     UNION
     SELECT v.public_id, v.aud, 'id:' || (i.value ->> 'system') || '|' || upper(replace(i.value ->> 'value', ' ', ''))
-    FROM v, json_each(v.j, '$.identifiers') i
+    FROM v, json_each(v.j, '$.identifiers') i WHERE i.type = 'object'
     UNION
     SELECT v.public_id, v.aud, 'id:' || (i.value ->> 'type') || '|' || upper(replace(i.value ->> 'value', ' ', ''))
-    FROM v, json_each(v.j, '$.identifiers') i
+    FROM v, json_each(v.j, '$.identifiers') i WHERE i.type = 'object'
 )
 INSERT INTO list_keys (public_id, key, audiences)
 SELECT public_id, key, SUM(aud) FROM k GROUP BY public_id, key;

@@ -1,0 +1,89 @@
+package dirdb
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/dirsvc/dirsvc/primary/demo"
+	"github.com/dirsvc/dirsvc/schema"
+)
+
+// TestBackfillFindsWhatPublishingWrites holds the two makers of list_keys to one result: the keys
+// publishing writes for the demo directory (Go, keys.go) must be exactly those the migration that
+// introduced the table derives from the same published views (SQL).
+func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var buf bytes.Buffer
+	if err := demo.Demo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.CreateDirectory(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Import(ctx, parseForTest(t, buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	keys := func() string {
+		rows, err := d.readers.QueryContext(ctx, "SELECT public_id, key, audiences FROM list_keys ORDER BY public_id, key")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var b strings.Builder
+		for rows.Next() {
+			var id, key string
+			var aud int64
+			if err := rows.Scan(&id, &key, &aud); err != nil {
+				t.Fatal(err)
+			}
+			b.WriteString(id + " " + key + " " + string(rune('0'+aud)) + "\n")
+		}
+		return b.String()
+	}
+	published := keys()
+	if strings.Count(published, "\n") < 1000 || !strings.Contains(published, " id:") || !strings.Contains(published, " active ") {
+		t.Fatalf("publishing wrote few keys: the test would prove little\n%.500s", published)
+	}
+	migrations, err := schema.Migrations(schema.Directory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var backfill string
+	for _, m := range migrations {
+		if strings.Contains(m.Name, "list_keys") {
+			sql := m.SQL
+			backfill = sql[strings.Index(sql, "WITH v AS"):strings.Index(sql, "GROUP BY public_id, key;")] + "GROUP BY public_id, key"
+		}
+	}
+	if backfill == "" {
+		t.Fatal("no list_keys migration")
+	}
+	if _, err := d.writer.ExecContext(ctx, "DELETE FROM list_keys"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.writer.ExecContext(ctx, backfill); err != nil {
+		t.Fatal(err)
+	}
+	d.changed()
+	if got := keys(); got != published {
+		t.Errorf("the migration's keys differ from the published ones:\n%s", firstDiff(got, published))
+	}
+}
+
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return "migration: " + al[i] + "\npublished: " + bl[i]
+		}
+	}
+	return "one is a prefix of the other"
+}
