@@ -153,7 +153,13 @@ func kindRange(col string, kind dirsvc.Kind) sqlCond {
 // ID after that meet cond and are inside the narrowing, in public-ID order, limit of them.
 func (d *Directory) listPage(ctx context.Context, v dirsvc.Viewer, kind dirsvc.Kind, after string, limit int, cond sqlCond) (dirsvc.Page, error) {
 	bit := audienceBit(v.Audience)
-	where := and(kindRange("r.public_id", kind), sqlCond{"r.public_id > ?", []any{after}}, cond, inside(kind, "r.public_id", v))
+	// One lower bound only: given two on the column, SQLite seeks by one and filters by the other,
+	// which read every record of the kind before the cursor.
+	bounds := kindRange("r.public_id", kind)
+	if after >= bounds.args[0].(string) {
+		bounds = sqlCond{"r.public_id > ? AND r.public_id < ?", []any{after, bounds.args[1]}}
+	}
+	where := and(bounds, cond, inside(kind, "r.public_id", v))
 	args := append([]any{bit}, where.args...)
 	args = append(args, limit+1)
 	d.gate.RLock()

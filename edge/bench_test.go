@@ -1,8 +1,11 @@
 package edge_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"runtime"
 	"slices"
 	"sync"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/edge"
 )
 
@@ -76,4 +80,46 @@ func BenchmarkTokenVerificationOverhead(b *testing.B) {
 	}
 	slices.Sort(ratios)
 	b.ReportMetric(ratios[len(ratios)/2], "partner/anonymous")
+}
+
+// BenchmarkServiceListPage reads pages of 100 of the service list, anonymously, at random cursors,
+// from the data folder named by $DIRSVC_BENCH_DATA (for example one bench/partner.sh made for a
+// 100,000-service directory named demo); it is skipped without one.
+func BenchmarkServiceListPage(b *testing.B) {
+	data := os.Getenv("DIRSVC_BENCH_DATA")
+	if data == "" {
+		b.Skip("set DIRSVC_BENCH_DATA to a data folder with a large directory named demo")
+	}
+	store, err := dirdb.Open(context.Background(), data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	h := edge.New(edge.Config{Catalog: store, Logger: discardLogger(), AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}})
+	var pages []string
+	for next := "/v1/d/demo/services?limit=100"; next != "" && len(pages) < 1000; {
+		pages = append(pages, next)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", next, nil))
+		var page struct{ NextCursor *string }
+		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+			b.Fatal(err)
+		}
+		next = ""
+		if page.NextCursor != nil {
+			next = "/v1/d/demo/services?limit=100&cursor=" + *page.NextCursor
+		}
+	}
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			i = (i + 7919) % len(pages)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", pages[i], nil))
+			if w.Code != http.StatusOK {
+				b.Fatal(w.Code)
+			}
+		}
+	})
 }

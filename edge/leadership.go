@@ -77,9 +77,11 @@ func (s *Server) handleGetLeadership(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rd, err := s.resolve(r, dirsvc.KindOrganisation, viewer, true)
+	if code := dirsvc.ErrorCode(err); code == dirsvc.EGone || code == dirsvc.EMoved {
+		err = dirsvc.ErrNotFound // a closed or merged organisation has no leadership to show
+	}
 	if err != nil {
-		// A closed or merged organisation has no leadership to show.
-		s.error(w, r, dirsvc.ErrNotFound)
+		s.error(w, r, err)
 		return
 	}
 	ls, err := s.currentLeaders(r, rd, rd.status.View.PublicID)

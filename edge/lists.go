@@ -215,6 +215,7 @@ func (s *Server) handleListPractitioners(w http.ResponseWriter, r *http.Request)
 	}
 	dir, info, err := s.directory(r.Context(), r.PathValue("dir"))
 	if err != nil {
+		s.cacheFor(w, r)
 		s.error(w, r, err)
 		return
 	}
@@ -254,7 +255,7 @@ func (s *Server) handleSearchIdentifiers(w http.ResponseWriter, r *http.Request)
 	}
 	q := r.URL.Query()
 	system, err := single(q, "system")
-	if err == nil && (system == "" || len(system) > maxSystem) {
+	if err == nil && (strings.TrimSpace(system) == "" || len(system) > maxSystem) {
 		err = dirsvc.InvalidParam("system", "system is required: an identifier system URI or a type such as abn or hpio, at most %d characters", maxSystem)
 	}
 	if err != nil {

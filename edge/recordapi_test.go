@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary"
 )
 
@@ -243,4 +245,39 @@ func anySlice(v any) []string {
 		out = append(out, x.(string))
 	}
 	return out
+}
+
+func TestLeadershipDropsAppointmentsOnceTheyEnd(t *testing.T) {
+	tomorrow := time.Now().In(mustZone(t, "Australia/Sydney")).AddDate(0, 0, 1).Format(time.DateOnly)
+	fixture := bytes.Replace(smallFixture(t), []byte(`{"name":"Bea Board","group":"board","title":"Chair","order":1}`),
+		[]byte(`{"name":"Bea Board","group":"board","title":"Chair","order":1,"endDate":"`+tomorrow+`"}`), 1)
+	if bytes.Equal(fixture, smallFixture(t)) {
+		t.Fatal("the fixture no longer has Bea Board's appointment")
+	}
+	s := newTestServer(t, fixture)
+	if err := s.store.SetSeniorManagementAvailable(context.Background(), "small", true); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Now()}
+	srv := httptest.NewServer(edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(), Now: c.Now, Keys: testKeys}))
+	t.Cleanup(srv.Close)
+	s.Server = srv
+	holder := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "leadership:read", expires: time.Now().Add(72 * time.Hour)})
+	const path = "/v1/d/small/organisations/org_harbour/leadership"
+	if r := s.getAs(t, holder, path); !strings.Contains(string(r.body), "Bea Board") {
+		t.Fatalf("before the end date: %d %s", r.status, r.body)
+	}
+	c.Add(48 * time.Hour)
+	if r := s.getAs(t, holder, path); r.status != 200 || strings.Contains(string(r.body), "Bea Board") {
+		t.Errorf("after the end date: %d %s", r.status, r.body)
+	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	z, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
 }

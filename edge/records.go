@@ -42,11 +42,13 @@ func (rd *reading) aud() dirsvc.Audience { return rd.viewer.Audience }
 // default representation is the brief one.
 func (s *Server) readRecord(r *http.Request, kind dirsvc.Kind, briefDefault bool) (*reading, error) {
 	brief := briefDefault
-	switch r.URL.Query().Get("view") {
-	case "":
-	case "page":
+	switch view := r.URL.Query().Get("view"); {
+	case kind == dirsvc.KindRole:
+		// A role has one representation and takes no view.
+	case view == "":
+	case view == "page":
 		brief = false
-	case "brief":
+	case view == "brief":
 		brief = true
 	default:
 		return nil, dirsvc.InvalidParam("view", "view must be brief or page")
@@ -200,15 +202,11 @@ var (
 			return p, false, err
 		},
 	}
-	// A role has one representation.
+	// A role has one representation, its brief view, so it has no page.
 	roleRoute = recordRoute{
 		kind:           dirsvc.KindRole,
 		briefDefault:   true,
 		briefAddresses: func([]byte) bool { return false },
-		page: func(s *Server, ctx context.Context, rd *reading) (any, bool, error) {
-			v, err := decodeView[dirsvc.RoleView](rd.status.View)
-			return v, false, err
-		},
 	}
 )
 

@@ -139,8 +139,9 @@ func (c *Checker) Count() int {
 // reported with tb.Errorf (never Fatalf, so Check may run on any goroutine) naming method, path, status
 // and each violation. The body stays readable: Check reads it and replaces resp.Body with a fresh
 // reader. A 304 response is only checked to be documented; a HEAD request is checked as GET without
-// its body; paths under /healthz are not checked (an operational route, not part of the contract) and
-// are not counted.
+// its body; a 405 to a method the path does not offer is checked against its Allow header and the 405
+// response an operation of the path documents; paths under /healthz are not checked (an operational
+// route, not part of the contract) and are not counted.
 func (c *Checker) Check(tb testing.TB, req *http.Request, resp *http.Response) {
 	tb.Helper()
 	if req == nil && resp != nil {
@@ -223,6 +224,9 @@ func (e *engine) check(req *http.Request, resp *http.Response, raw []byte) (viol
 		return []string{fmt.Sprintf("undocumented operation: no path of the document matches %s", req.URL.Path)}, nil
 	}
 	op := helpers.ExtractOperation(req, pathItem)
+	if op == nil && resp.StatusCode == http.StatusMethodNotAllowed {
+		return e.checkMethodNotAllowed(req, resp, raw, pathItem, tmpl, head)
+	}
 	if op == nil || len(perrs) > 0 {
 		return []string{fmt.Sprintf("undocumented operation: %s is not documented for %s", req.Method, tmpl)}, nil
 	}
@@ -306,6 +310,77 @@ func (e *engine) check(req *http.Request, resp *http.Response, raw []byte) (viol
 	}
 	violations = append(violations, repViolations...)
 	violations = append(violations, e.checkHeaders(resp, documentedResp)...)
+	return violations, notes
+}
+
+// checkMethodNotAllowed checks a 405 answer to a method the document does not give the path. OpenAPI
+// cannot give those methods operations, so the answer is held to HTTP (RFC 9110 section 15.5.6: Allow
+// names the methods the path offers, here only documented ones) and to the 405 response an operation
+// of the path documents, which must exist: headers, content type and body.
+func (e *engine) checkMethodNotAllowed(req *http.Request, resp *http.Response, raw []byte, item *v3.PathItem, tmpl string,
+	head bool) (violations, notes []string) {
+	var methods []string
+	var documented *v3.Response
+	for m, op := range item.GetOperations().FromOldest() {
+		methods = append(methods, strings.ToUpper(m))
+		if documented == nil && op.Responses != nil && op.Responses.Codes != nil {
+			documented = op.Responses.Codes.GetOrZero("405")
+		}
+	}
+	if documented == nil {
+		return []string{fmt.Sprintf("undocumented operation: %s is not documented for %s, and no operation of the path documents a 405 answer for it",
+			req.Method, tmpl)}, nil
+	}
+	var allow []string
+	for _, v := range resp.Header.Values("Allow") {
+		for _, m := range strings.Split(v, ",") {
+			if m = strings.TrimSpace(m); m != "" {
+				allow = append(allow, m)
+			}
+		}
+	}
+	if len(allow) == 0 {
+		violations = append(violations, fmt.Sprintf("a 405 needs Allow naming the methods of %s (the document gives %s)", tmpl, strings.Join(methods, ", ")))
+	}
+	for _, m := range allow {
+		if !slices.Contains(methods, m) && !(m == http.MethodHead && slices.Contains(methods, http.MethodGet)) {
+			violations = append(violations, fmt.Sprintf("Allow names %s, which the document does not give %s (it gives %s)", m, tmpl, strings.Join(methods, ", ")))
+		}
+	}
+	violations = append(violations, e.checkHeaders(resp, documented)...)
+	if head || documented.Content == nil || documented.Content.Len() == 0 {
+		return violations, nil
+	}
+	ct := resp.Header.Get("Content-Type")
+	mt, _, _ := helpers.ExtractContentType(ct)
+	media := documented.Content.GetOrZero(mt)
+	if media == nil {
+		var types []string
+		for k := range documented.Content.KeysFromOldest() {
+			types = append(types, k)
+		}
+		return append(violations, fmt.Sprintf("Content-Type %q is not documented for status 405 of %s (the document gives %s)",
+			ct, tmpl, strings.Join(types, ", "))), nil
+	}
+	body, note := decodeBody(resp, raw)
+	if note != "" || media.Schema == nil {
+		if note != "" {
+			notes = append(notes, note)
+		}
+		return violations, notes
+	}
+	sch := media.Schema.Schema()
+	if sch == nil {
+		return append(violations, fmt.Sprintf("the 405 schema of %s cannot be built: %v", tmpl, media.Schema.GetBuildError())), notes
+	}
+	if ok, verrs := e.schemas.ValidateSchemaBytesWithVersion(sch, body, 3.1); !ok {
+		if len(verrs) == 0 {
+			violations = append(violations, "the body does not match the documented 405 response")
+		}
+		for _, ve := range verrs {
+			violations = append(violations, "the body does not match the documented 405 response: "+describe(ve))
+		}
+	}
 	return violations, notes
 }
 

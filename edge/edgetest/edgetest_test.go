@@ -5,13 +5,19 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +56,9 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 	}
 	edgetest.NewChecker(t) // validates the document against the OpenAPI 3.1 schema
 
-	want := []string{"getService", "getLocation", "getOrganisation", "getDeveloperInfo", "getOpenAPI"}
+	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
+		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getOpenAPI",
+		"requestToken", "getJWKS"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
@@ -72,6 +80,22 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 // routePattern matches the patterns registered in edge/routes.go: s.mux.HandleFunc("GET /path", ...).
 var routePattern = regexp.MustCompile(`\.HandleFunc\(\s*"(?:([A-Z]+)\s+)?([^"]*)"`)
 
+// splitPattern splits a net/http route pattern into its method ("" for every method) and path,
+// leaving out a host and writing a trailing wildcard {name...} as {name}.
+func splitPattern(pattern string) (method, path string) {
+	method, path, ok := strings.Cut(pattern, " ")
+	if !ok {
+		method, path = "", pattern
+	}
+	path = strings.TrimSpace(path)
+	if i := strings.Index(path, "/"); i > 0 {
+		path = path[i:] // a host in the pattern
+	}
+	path = strings.TrimSuffix(path, "{$}")
+	path = regexp.MustCompile(`\{([A-Za-z0-9_]+)\.\.\.\}`).ReplaceAllString(path, "{$1}")
+	return method, path
+}
+
 // routes returns the method and path of every route of edge/routes.go, as "GET /v1/...", leaving out
 // /healthz (operational, not the contract) and the catch-all "/".
 func routes(t *testing.T) []string {
@@ -82,12 +106,7 @@ func routes(t *testing.T) []string {
 	}
 	var out []string
 	for _, m := range routePattern.FindAllStringSubmatch(string(src), -1) {
-		method, path := m[1], m[2]
-		if i := strings.Index(path, "/"); i > 0 {
-			path = path[i:] // a host in the pattern
-		}
-		path = strings.TrimSuffix(path, "{$}")
-		path = regexp.MustCompile(`\{([A-Za-z0-9_]+)\.\.\.\}`).ReplaceAllString(path, "{$1}")
+		method, path := splitPattern(m[1] + " " + m[2])
 		if path == "/" || path == "/healthz" {
 			continue
 		}
@@ -102,6 +121,103 @@ func routes(t *testing.T) []string {
 	return out
 }
 
+// edgeConstants are the constants of package edge that the primary's route patterns are built from.
+// A pattern naming another one fails TestEveryRouteIsDocumented until it is added here.
+var edgeConstants = map[string]string{
+	"TokenPath": edge.TokenPath, "JWKSPath": edge.JWKSPath, "OpenAPIPath": edge.OpenAPIPath,
+}
+
+// primaryRoute is a route the primary registers on the edge server (Access.Mount and any other call
+// of Handle or HandleFunc in package primary).
+type primaryRoute struct {
+	method, path string // method "" matches every method
+	where        string
+}
+
+// primaryRoutes returns the routes registered by the non-test files of package primary (and its
+// subpackages): every call of a method named Handle or HandleFunc whose pattern is a string literal,
+// a constant of package edge, or a concatenation of those.
+func primaryRoutes(t *testing.T) []primaryRoute {
+	t.Helper()
+	fset := token.NewFileSet()
+	var out []primaryRoute
+	err := filepath.WalkDir("../../primary", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 2 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "Handle" && sel.Sel.Name != "HandleFunc" {
+				return true
+			}
+			where := fset.Position(call.Pos()).String()
+			pattern, ok := constantString(call.Args[0])
+			if !ok {
+				t.Errorf("%s: cannot read the route pattern: build it from string literals and constants of package edge (edgeConstants), or teach this test", where)
+				return true
+			}
+			method, p := splitPattern(pattern)
+			out = append(out, primaryRoute{method, p, where})
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("found no routes in package primary: has the registration (Access.Mount) changed?")
+	}
+	return out
+}
+
+// constantString evaluates a route pattern expression: string literals, constants of package edge
+// and their concatenation.
+func constantString(e ast.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *ast.BasicLit:
+		if e.Kind != token.STRING {
+			return "", false
+		}
+		s, err := strconv.Unquote(e.Value)
+		return s, err == nil
+	case *ast.BinaryExpr:
+		if e.Op != token.ADD {
+			return "", false
+		}
+		x, ok1 := constantString(e.X)
+		y, ok2 := constantString(e.Y)
+		return x + y, ok1 && ok2
+	case *ast.ParenExpr:
+		return constantString(e.X)
+	case *ast.SelectorExpr:
+		if pkg, ok := e.X.(*ast.Ident); ok && pkg.Name == "edge" {
+			v, ok := edgeConstants[e.Sel.Name]
+			return v, ok
+		}
+	}
+	return "", false
+}
+
+// TestEveryRouteIsDocumented holds the document's operations to the routes served: those of
+// edge/routes.go and those the primary mounts on the edge server (the token endpoint). A route
+// without a method beside routes with one for the same path only answers the other methods 405: the
+// document cannot give those methods operations, so each documented operation of the path lists the
+// 405 answer instead (the Checker holds such answers to it).
 func TestEveryRouteIsDocumented(t *testing.T) {
 	doc := rawDocument(t)
 	paths, _ := doc["paths"].(map[string]any)
@@ -121,9 +237,46 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 			t.Errorf("route %s (edge/routes.go) is not in edge/openapi.json: document it", r)
 		}
 	}
+	prim := primaryRoutes(t)
+	withMethod := map[string]bool{}
+	for _, r := range prim {
+		if r.method != "" {
+			withMethod[r.path] = true
+		}
+	}
+	for _, r := range prim {
+		if r.method == "" && withMethod[r.path] {
+			// A fallback answering 405 to the methods the path does not offer.
+			ops, _ := paths[r.path].(map[string]any)
+			if len(ops) == 0 {
+				t.Errorf("%s: the fallback route %s answers 405, but the path is not in edge/openapi.json", r.where, r.path)
+			}
+			for method, op := range ops {
+				if m, ok := op.(map[string]any); ok && m["responses"] != nil {
+					if _, ok := m["responses"].(map[string]any)["405"]; !ok {
+						t.Errorf("%s: other methods of %s answer 405: %s %s must list response 405",
+							r.where, r.path, strings.ToUpper(method), r.path)
+					}
+				}
+			}
+			continue
+		}
+		method := r.method
+		if method == "" {
+			method = "GET"
+		}
+		op := method + " " + r.path
+		served[op] = true
+		if !documented[op] {
+			t.Errorf("route %s (%s, mounted by the primary) is not in edge/openapi.json: document it", op, r.where)
+		}
+	}
+	if !served["POST "+edge.TokenPath] {
+		t.Errorf("found no POST %s among the primary's routes: has Access.Mount changed?", edge.TokenPath)
+	}
 	for op := range documented {
 		if !served[op] {
-			t.Errorf("edge/openapi.json documents %s, which edge/routes.go does not serve", op)
+			t.Errorf("edge/openapi.json documents %s, which neither edge/routes.go nor the primary serves", op)
 		}
 	}
 	if _, ok := paths["/healthz"]; ok {
@@ -214,6 +367,12 @@ func recordHeaders(overrides ...string) map[string]string {
 	return h
 }
 
+// listHeaders are the headers of a list page; overrides replace them ("" removes one).
+func listHeaders(overrides ...string) map[string]string {
+	h := recordHeaders(append([]string{"ETag", ""}, overrides...)...)
+	return h
+}
+
 func problemHeaders() map[string]string {
 	return map[string]string{"Content-Type": "application/problem+json", "Cache-Control": "no-store"}
 }
@@ -233,6 +392,17 @@ func serviceView() dirsvc.ServiceView {
 		TypeDisplay:  "General practice", PlatformTypeDisplay: "General practice",
 		CategoryIcon: dirsvc.DefaultIcon, ReferralRequiredFromLabels: []string{},
 		Contacts: []dirsvc.ContactView{{Kind: dirsvc.ContactPhone, Value: "+61290000000"}}}
+}
+
+// practitionerView is a practitioner who keeps their bio and photo private from the caller.
+func practitionerView() dirsvc.PractitionerView {
+	gender := dirsvc.GenderWoman
+	return dirsvc.PractitionerView{RecordHead: head("prac_a"), Name: dirsvc.PersonName{Given: "Ann", Family: "Lee", Text: "Ann Lee"},
+		Gender: &gender, Qualifications: []string{"MBBS"}, Languages: []string{"en"}, Identifiers: []dirsvc.IdentifierView{}}
+}
+
+func practitionerPage() dirsvc.PractitionerPage {
+	return dirsvc.PractitionerPage{PractitionerView: practitionerView(), Roles: []dirsvc.RoleView{}, Services: []dirsvc.ServiceCard{}}
 }
 
 func organisationView() *dirsvc.OrganisationView {
@@ -399,6 +569,58 @@ func TestCheckerCatchesProblems(t *testing.T) {
 		{name: "HEAD missing a header", method: http.MethodHead, target: svc,
 			resp: response{200, recordHeaders("ETag", ""), ""},
 			want: []string{"ETag"}},
+		{name: "practitioner: brief by default", target: "/v1/d/demo/practitioners/prac_a",
+			resp: response{200, recordHeaders(), jsonWithout(t, practitionerView())}},
+		{name: "practitioner page asked for", target: "/v1/d/demo/practitioners/prac_a?view=page",
+			resp: response{200, recordHeaders(), jsonWithout(t, practitionerPage())}},
+		{name: "practitioner page missing a page field", target: "/v1/d/demo/practitioners/prac_a?view=page",
+			resp: response{200, recordHeaders(), jsonWithout(t, practitionerPage(), "services")},
+			want: []string{"PractitionerPage", "services"}},
+		{name: "practitioner brief missing a nullable field", target: "/v1/d/demo/practitioners/prac_a",
+			resp: response{200, recordHeaders(), jsonWithout(t, practitionerView(), "bio")},
+			want: []string{"PractitionerView", "bio"}},
+		{name: "service list", target: "/v1/d/demo/services?limit=1",
+			resp: response{200, listHeaders(), `{"items":[` + jsonWithout(t, serviceView()) + `],"limit":1,"nextCursor":"c3ZjX3h8YWJj"}`}},
+		{name: "service list without nextCursor", target: "/v1/d/demo/services",
+			resp: response{200, listHeaders(), `{"items":[],"limit":50}`},
+			want: []string{"nextCursor"}},
+		{name: "service list with cache tags of a record", target: "/v1/d/demo/services",
+			resp: response{200, listHeaders("Surrogate-Key", "dir:demo demo:services,x"), `{"items":[],"limit":50,"nextCursor":null}`},
+			want: []string{"Surrogate-Key"}},
+		{name: "401 without WWW-Authenticate", target: "/v1/d/demo/services",
+			resp: response{401, problemHeaders(), `{"type":"/problems/invalid-token","title":"Invalid access token","status":401,"code":"invalid-token"}`},
+			want: []string{"WWW-Authenticate"}},
+		{name: "token response", method: http.MethodPost, target: "/oauth/token",
+			resp: response{200, map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store", "Pragma": "no-cache"},
+				`{"access_token":"a.b.c","token_type":"Bearer","expires_in":900,"scope":"graph:read","directory":"demo","sandbox":false}`}},
+		{name: "token error as a problem", method: http.MethodPost, target: "/oauth/token",
+			resp: response{400, problemHeaders(), `{"type":"/problems/invalid-parameter","title":"Invalid parameter","status":400,"code":"invalid-parameter"}`},
+			want: []string{"application/problem+json"}},
+		{name: "token response that may be stored", method: http.MethodPost, target: "/oauth/token",
+			resp: response{200, map[string]string{"Content-Type": "application/json", "Cache-Control": "public, max-age=60", "Pragma": "no-cache"},
+				`{"access_token":"a.b.c","token_type":"Bearer","expires_in":900,"scope":"","directory":"demo","sandbox":false}`},
+			want: []string{"Cache-Control"}},
+		{name: "405 to a method the path does not offer", target: "/oauth/token",
+			resp: response{405, map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store", "Allow": "POST"},
+				`{"error":"invalid_request","error_description":"use POST"}`}},
+		{name: "405 without Allow", method: http.MethodPut, target: "/oauth/token",
+			resp: response{405, map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}, `{"error":"invalid_request"}`},
+			want: []string{"Allow"}},
+		{name: "405 allowing an undocumented method", target: "/oauth/token",
+			resp: response{405, map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store", "Allow": "POST, PUT"},
+				`{"error":"invalid_request"}`},
+			want: []string{"Allow names PUT"}},
+		{name: "405 with a problem body", target: "/oauth/token",
+			resp: response{405, map[string]string{"Content-Type": "application/problem+json", "Cache-Control": "no-store", "Allow": "POST"},
+				`{"type":"/problems/x","title":"x","status":405,"code":"x"}`},
+			want: []string{"application/problem+json"}},
+		{name: "405 with a body not documented", target: "/oauth/token",
+			resp: response{405, map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store", "Allow": "POST"}, `{"message":"no"}`},
+			want: []string{"error"}},
+		{name: "405 where no operation documents one", method: http.MethodPost, target: svc,
+			resp: response{405, map[string]string{"Content-Type": "application/problem+json", "Cache-Control": "no-store", "Allow": "GET, HEAD"},
+				`{"type":"/problems/x","title":"x","status":405,"code":"x"}`},
+			want: []string{"undocumented operation", "405"}},
 		{name: "health is not part of the contract", target: "/healthz",
 			resp: response{200, map[string]string{"Content-Type": "text/plain; charset=utf-8"}, "ok\n"}},
 	}
