@@ -203,11 +203,13 @@ func (d *Directory) Services(ctx context.Context, v dirsvc.Viewer, q dirsvc.Serv
 		conds = append(conds, sqlCond{"r.organisation_id IN (" + placeholders(len(args)) + ")", args})
 	}
 	if !q.UpdatedSince.IsZero() {
-		// The service, its location or its organisation changed at or after the time.
+		// The service, its location (when the viewer may see it) or its organisation (which the
+		// viewer sees whenever the service) changed at or after the time.
 		conds = append(conds, sqlCond{`max(unixepoch(r.updated_at, 'subsec'),
-    COALESCE((SELECT unixepoch(l.updated_at, 'subsec') FROM records l WHERE l.public_id = r.location_id), 0),
+    COALESCE((SELECT unixepoch(l.updated_at, 'subsec') FROM records l
+        JOIN projections lp ON lp.public_id = l.public_id AND lp.audiences & ? != 0 WHERE l.public_id = r.location_id), 0),
     COALESCE((SELECT unixepoch(o.updated_at, 'subsec') FROM records o WHERE o.public_id = r.organisation_id), 0)) >= ?`,
-			[]any{float64(q.UpdatedSince.UnixMilli()) / 1000}})
+			[]any{bit, float64(q.UpdatedSince.UnixMilli()) / 1000}})
 	}
 	return d.listPage(ctx, v, dirsvc.KindService, q.After, q.Limit, and(conds...))
 }
