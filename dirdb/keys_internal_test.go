@@ -3,6 +3,7 @@ package dirdb
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,11 +57,12 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var backfill string
+	var backfill, times string
 	for _, m := range migrations {
 		if strings.Contains(m.Name, "list_keys") {
 			sql := m.SQL
 			backfill = sql[strings.Index(sql, "WITH v AS"):strings.Index(sql, "GROUP BY public_id, key;")] + "GROUP BY public_id, key"
+			times = sql[strings.Index(sql, "UPDATE projections SET updated_ms"):]
 		}
 	}
 	if backfill == "" {
@@ -75,6 +77,36 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 	d.changed()
 	if got := keys(); got != published {
 		t.Errorf("the migration's keys differ from the published ones:\n%s", firstDiff(got, published))
+	}
+
+	// The time of each view's head, as the migration reads it from the body.
+	heads := func() string {
+		rows, err := d.readers.QueryContext(ctx, "SELECT public_id, audiences, updated_ms FROM projections WHERE audiences & 7 != 0 ORDER BY 1, 2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var b strings.Builder
+		for rows.Next() {
+			var id string
+			var aud, ms int64
+			if err := rows.Scan(&id, &aud, &ms); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s %d %d\n", id, aud, ms)
+		}
+		return b.String()
+	}
+	published = heads()
+	if _, err := d.writer.ExecContext(ctx, "UPDATE projections SET updated_ms = NULL"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.writer.ExecContext(ctx, times); err != nil {
+		t.Fatal(err)
+	}
+	d.changed()
+	if got := heads(); got != published {
+		t.Errorf("the migration's head times differ from the published ones:\n%s", firstDiff(got, published))
 	}
 }
 

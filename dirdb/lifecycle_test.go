@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -289,5 +290,76 @@ func TestReadsSeeEveryCommittedWrite(t *testing.T) {
 				t.Fatalf("after writing %q a reader sees %q", name, got)
 			}
 		}
+	}
+}
+
+// TestAChangeHiddenFromAnAudienceLeavesItsViewAlone changes only what partners and professionals see
+// of a service: their views take a new version and time, and the change log tells only them; the
+// public's view keeps its version, local revision and time, byte for byte.
+func TestAChangeHiddenFromAnAudienceLeavesItsViewAlone(t *testing.T) {
+	ctx := context.Background()
+	s, d, seq := openSmall(t)
+	info, _ := d.Info(ctx)
+	before := map[dirsvc.Audience]dirsvc.Published{}
+	for _, a := range dirsvc.ServedAudiences {
+		st, err := d.Record(ctx, "svc_gp", a)
+		if err != nil || st.View == nil {
+			t.Fatalf("read as %s: %v", a, err)
+		}
+		before[a] = *st.View
+	}
+	src, err := d.Source(ctx, "svc_gp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := src.(*dirsvc.Service)
+	for i := range svc.Contacts {
+		if svc.Contacts[i].Value == "+61255502001" { // the professional and partner line
+			svc.Contacts[i].Value = "+61255502002"
+		}
+	}
+	doc, _ := json.Marshal(struct {
+		Kind string `json:"kind"`
+		*dirsvc.Service
+	}{"service", svc})
+	rec, err := primary.ParseRecord(doc, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Update(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	head := func(b []byte) (v struct {
+		Version       int64
+		LocalRevision int64
+		LastUpdated   string
+	}) {
+		jsonUnmarshal(b, &v)
+		return v
+	}
+	for _, a := range dirsvc.ServedAudiences {
+		st, _ := d.Record(ctx, "svc_gp", a)
+		was, now := head(before[a].Body), head(st.View.Body)
+		if a == dirsvc.Public {
+			if !bytes.Equal(st.View.Body, before[a].Body) || st.View.ETag != before[a].ETag {
+				t.Errorf("the public's view changed: %+v, was %+v", now, was)
+			}
+			continue
+		}
+		if now.Version <= was.Version || now.LocalRevision <= was.LocalRevision || now.LastUpdated == was.LastUpdated {
+			t.Errorf("%s's view did not move on: %+v, was %+v", a, now, was)
+		}
+	}
+	var aud int64
+	db, _ := sql.Open("sqlite", "file:"+filepath.Join(s.Root(), "dirs", "small", "directory.db")+"?mode=ro")
+	defer db.Close()
+	if err := db.QueryRow("SELECT audiences FROM changes WHERE seq > ? AND public_id = 'svc_gp'", seq).Scan(&aud); err != nil {
+		t.Fatal(err)
+	}
+	if got := dirsvc.Audiences(aud); got.Has(dirsvc.Public) || !got.Has(dirsvc.Professional) || !got.Has(dirsvc.Partner) {
+		t.Errorf("the change is logged for %v, want professional and partner only", got)
+	}
+	if cs := changesAfter(t, s.Root(), seq); len(cs) != 1 {
+		t.Errorf("the change logged %v, want one event", cs)
 	}
 }

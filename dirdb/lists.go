@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -203,13 +204,13 @@ func (d *Directory) Services(ctx context.Context, v dirsvc.Viewer, q dirsvc.Serv
 		conds = append(conds, sqlCond{"r.organisation_id IN (" + placeholders(len(args)) + ")", args})
 	}
 	if !q.UpdatedSince.IsZero() {
-		// The service, its location (when the viewer may see it) or its organisation (which the
-		// viewer sees whenever the service) changed at or after the time.
-		conds = append(conds, sqlCond{`max(unixepoch(r.updated_at, 'subsec'),
-    COALESCE((SELECT unixepoch(l.updated_at, 'subsec') FROM records l
-        JOIN projections lp ON lp.public_id = l.public_id AND lp.audiences & ? != 0 WHERE l.public_id = r.location_id), 0),
-    COALESCE((SELECT unixepoch(o.updated_at, 'subsec') FROM records o WHERE o.public_id = r.organisation_id), 0)) >= ?`,
-			[]any{bit, float64(q.UpdatedSince.UnixMilli()) / 1000}})
+		// The service, its location or its organisation changed, as the viewer sees them, at or
+		// after the time: each view's head holds the time of the last change its audience could see
+		// (p is the service's view in listPage).
+		conds = append(conds, sqlCond{`max(p.updated_ms,
+    COALESCE((SELECT lp.updated_ms FROM projections lp WHERE lp.public_id = r.location_id AND lp.audiences & ? != 0), 0),
+    COALESCE((SELECT op.updated_ms FROM projections op WHERE op.public_id = r.organisation_id AND op.audiences & ? != 0), 0)) >= ?`,
+			[]any{bit, bit, ceilMilli(q.UpdatedSince)}})
 	}
 	return d.listPage(ctx, v, dirsvc.KindService, q.After, q.Limit, and(conds...))
 }
@@ -278,4 +279,14 @@ func (d *Directory) Leadership(ctx context.Context, orgID string) (*dirsvc.Publi
 		return nil, fmt.Errorf("read leadership of %s: %w", orgID, err)
 	}
 	return p, nil
+}
+
+// ceilMilli returns t in Unix milliseconds, rounded up: heads hold whole milliseconds, and a time
+// between two of them is after the earlier one.
+func ceilMilli(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.Nanosecond()%int(time.Millisecond) != 0 {
+		ms++
+	}
+	return ms
 }

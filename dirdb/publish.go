@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -24,23 +25,33 @@ type row struct {
 	viewHash      []byte
 	updatedAt     time.Time
 	refs          [4]string // organisation, location, service, practitioner
+	heads         heads     // the head of each served audience's view
 }
 
-// publication is what a record publishes after a write: its new row, its views and its event.
+// publication is what a record publishes after a write: its new row, its views and its events.
 type publication struct {
-	row   row
-	views []viewRow
-	keys  []listKey // what lists find the record by, per audience
-	event string    // empty when nothing published changed
-	isNew bool      // the record was not published before
-	// eventAudiences are who the event is for: those who see the record now or saw it before.
-	eventAudiences dirsvc.Audiences
+	row     row
+	views   []viewRow
+	keys    []listKey // what lists find the record by, per audience
+	changed bool      // something published changed: the row, views and events are written
+	events  []event
+	isNew   bool // the record was not published before
 }
 
-// viewRow is one distinct body of a record and the audiences that receive it.
+// event is a change-log row of a publication: its type, the audiences it is for (each of which sees
+// the version and local revision it names), and those.
+type event struct {
+	kind          string
+	audiences     dirsvc.Audiences
+	version       int64
+	localRevision int64
+}
+
+// viewRow is one distinct body of a record, the audiences that receive it, and the time of its head.
 type viewRow struct {
 	audiences int64
 	body      []byte
+	updatedMs int64
 }
 
 // leadershipBit marks the stored leadership view of an organisation in a projection's audience set.
@@ -97,26 +108,54 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 	if prev.exists && bytes.Equal(hash, prev.viewHash) && prev.state == m.State && prev.survivor == m.Survivor {
 		return p, nil
 	}
-
+	p.changed = true
 	p.row.viewHash, p.row.visibleTo = hash, visible
 	p.row.version, p.row.localRevision, p.row.updatedAt = prev.version+1, prev.localRevision, now
 	if ownChanged || !prev.exists {
 		p.row.localRevision++
 	}
 	p.row.seenBy = seenBy(rec, rel, visible)
-	final := dirsvc.RecordHead{PublicID: m.PublicID, Version: p.row.version,
-		LocalRevision: p.row.localRevision, LastUpdated: now, Origin: m.Origin}
+
+	// Each audience's view takes the new version only when it changed for that audience.
+	var leadership []byte
+	for i, v := range views {
+		if v.bit == leadershipBit {
+			leadership = bodies[i]
+		}
+	}
+	var changed dirsvc.Audiences
+	p.row.heads = heads{}
+	for i, v := range views {
+		if v.bit == leadershipBit {
+			continue
+		}
+		a := audienceOfBit(v.bit)
+		ph, vh := prev.heads[a], viewHash(a, bodies[i], leadership)
+		if ph.version != 0 && ph.hash == vh {
+			p.row.heads[a] = ph
+			continue
+		}
+		lrev := ph.localRevision
+		if ownChanged || ph.version == 0 {
+			lrev = p.row.localRevision
+		}
+		p.row.heads[a] = audienceHead{version: p.row.version, localRevision: lrev, updatedMs: now.UnixMilli(), hash: vh}
+		changed |= served(a)
+	}
 	oldHead, err := json.Marshal(noVersions)
 	if err != nil {
 		return publication{}, err
 	}
-	newHead, err := json.Marshal(final)
-	if err != nil {
-		return publication{}, err
-	}
 	for i, v := range views {
+		hd := audienceHead{version: p.row.version, localRevision: p.row.localRevision, updatedMs: now.UnixMilli()}
 		if v.bit != leadershipBit {
 			p.keys = addKeys(p.keys, v.v, v.bit)
+			hd = p.row.heads[audienceOfBit(v.bit)]
+		}
+		newHead, err := json.Marshal(dirsvc.RecordHead{PublicID: m.PublicID, Version: hd.version,
+			LocalRevision: hd.localRevision, LastUpdated: time.UnixMilli(hd.updatedMs).UTC(), Origin: m.Origin})
+		if err != nil {
+			return publication{}, err
 		}
 		b, err := withHead(bodies[i], v.v, oldHead, newHead)
 		if err != nil {
@@ -132,11 +171,60 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 			}
 		}
 		if !shared {
-			p.views = append(p.views, viewRow{v.bit, b})
+			p.views = append(p.views, viewRow{v.bit, b, hd.updatedMs})
 		}
 	}
-	p.event, p.eventAudiences = eventOf(prev, m.State, visible), prev.visibleTo|prev.seenBy|visible
+	p.events = eventsOf(prev, &p.row, visible, changed)
 	return p, nil
+}
+
+// audienceOfBit returns the served audience of a view's bit.
+func audienceOfBit(bit int64) dirsvc.Audience {
+	for _, a := range dirsvc.ServedAudiences {
+		if audienceBit(a) == bit {
+			return a
+		}
+	}
+	panic(fmt.Sprintf("dirdb: no audience has bit %d", bit))
+}
+
+// served returns the set of the one audience a, without the staff bit every stated set carries.
+func served(a dirsvc.Audience) dirsvc.Audiences { return dirsvc.Audiences(1) << a }
+
+// eventsOf returns the change-log events of a publication (the record's new row r): a tombstone for
+// everyone who saw the record; otherwise visibility_reduced for the audiences that no longer see it,
+// and created or updated for those whose view changed, one event for each head they now see.
+func eventsOf(prev row, r *row, visible, changed dirsvc.Audiences) []event {
+	saw := (prev.visibleTo | prev.seenBy) &^ dirsvc.StaffOnly
+	switch r.state {
+	case dirsvc.StateClosed, dirsvc.StateRemoved, dirsvc.StateMerged, dirsvc.StateTakedown:
+		if saw == 0 {
+			return nil
+		}
+		return []event{{eventOf(prev, r.state, visible), saw, r.version, r.localRevision}}
+	}
+	var out []event
+	if lost := saw &^ visible; lost != 0 {
+		out = append(out, event{dirsvc.EventVisibilityReduced, lost, r.version, r.localRevision})
+	}
+	kind := dirsvc.EventUpdated
+	if !prev.exists {
+		kind = dirsvc.EventCreated
+	}
+	for _, a := range dirsvc.ServedAudiences {
+		if !changed.Has(a) {
+			continue
+		}
+		h := r.heads[a]
+		if i := slices.IndexFunc(out, func(e event) bool {
+			return e.kind == kind && e.version == h.version && e.localRevision == h.localRevision
+		}); i >= 0 {
+			out[i].audiences |= served(a)
+		} else {
+			out = append(out, event{kind, served(a), h.version, h.localRevision})
+		}
+	}
+	return out
 }
 
 // withHead returns the body of view v with the encoded head newHead in place of oldHead, which body

@@ -104,7 +104,7 @@ func (w *writeTx) store(pr prepared) error {
 
 // apply writes a publication: the record's row, its views, its list keys and its change-log row.
 func (w *writeTx) apply(m *dirsvc.Meta, p publication) error {
-	if p.event == "" {
+	if !p.changed {
 		w.stats.Unchanged++
 		return nil
 	}
@@ -117,17 +117,17 @@ func (w *writeTx) apply(m *dirsvc.Meta, p publication) error {
 	}
 	err := w.exec(w.pub, `
 INSERT INTO records (public_id, kind, state, visible_to, seen_by, survivor_id, version, local_revision,
-    view_hash, organisation_id, location_id, service_id, practitioner_id, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    view_hash, organisation_id, location_id, service_id, practitioner_id, updated_at, audience_heads)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.state,
     visible_to = excluded.visible_to, seen_by = excluded.seen_by, survivor_id = excluded.survivor_id,
     version = excluded.version, local_revision = excluded.local_revision, view_hash = excluded.view_hash,
     organisation_id = excluded.organisation_id, location_id = excluded.location_id,
     service_id = excluded.service_id, practitioner_id = excluded.practitioner_id,
-    updated_at = excluded.updated_at`,
+    updated_at = excluded.updated_at, audience_heads = excluded.audience_heads`,
 		id, string(r.kind), string(r.state), int64(r.visibleTo), int64(r.seenBy), nullable(r.survivor),
 		r.version, r.localRevision, r.viewHash, nullable(r.refs[0]), nullable(r.refs[1]),
-		nullable(r.refs[2]), nullable(r.refs[3]), r.updatedAt.Format(time.RFC3339Nano))
+		nullable(r.refs[2]), nullable(r.refs[3]), r.updatedAt.Format(time.RFC3339Nano), r.heads.encode())
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", id, err)
 	}
@@ -140,8 +140,8 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 		}
 	}
 	for _, v := range p.views {
-		if err := w.exec(w.pub, "INSERT INTO projections (public_id, audiences, body, etag) VALUES (?, ?, ?, ?)",
-			id, v.audiences, v.body, etag(v.body)); err != nil {
+		if err := w.exec(w.pub, "INSERT INTO projections (public_id, audiences, body, etag, updated_ms) VALUES (?, ?, ?, ?, ?)",
+			id, v.audiences, v.body, etag(v.body), v.updatedMs); err != nil {
 			return fmt.Errorf("publish views of %s: %w", id, err)
 		}
 	}
@@ -150,18 +150,20 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 			return fmt.Errorf("publish list keys of %s: %w", id, err)
 		}
 	}
-	if err := w.exec(w.pub, `
+	for _, e := range p.events {
+		if err := w.exec(w.pub, `
 INSERT INTO changes (kind, public_id, version, local_revision, event_type, survivor_id, origin, audiences, at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		string(r.kind), id, r.version, r.localRevision, p.event, nullable(r.survivor), nullable(m.Origin),
-		int64(p.eventAudiences), w.now.Format(time.RFC3339Nano)); err != nil {
-		return fmt.Errorf("log change of %s: %w", id, err)
+			string(r.kind), id, e.version, e.localRevision, e.kind, nullable(r.survivor), nullable(m.Origin),
+			int64(e.audiences), w.now.Format(time.RFC3339Nano)); err != nil {
+			return fmt.Errorf("log change of %s: %w", id, err)
+		}
 	}
-	w.stats.Events++
+	w.stats.Events += len(p.events)
 	switch {
 	case p.isNew:
 		w.stats.Created++
-	case p.event == dirsvc.EventDeleted:
+	case r.state == dirsvc.StateRemoved:
 		w.stats.Removed++
 	default:
 		w.stats.Updated++
@@ -171,7 +173,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
 const rowColumns = `public_id, kind, state, visible_to, seen_by, COALESCE(survivor_id, ''), version,
     local_revision, view_hash, COALESCE(organisation_id, ''), COALESCE(location_id, ''),
-    COALESCE(service_id, ''), COALESCE(practitioner_id, ''), updated_at`
+    COALESCE(service_id, ''), COALESCE(practitioner_id, ''), updated_at, audience_heads`
 
 type scanner interface{ Scan(...any) error }
 
@@ -179,12 +181,16 @@ func scanRow(s scanner) (string, row, error) {
 	var (
 		id, at    string
 		vis, seen int64
+		hb        []byte
 		r         = row{exists: true}
 	)
 	err := s.Scan(&id, &r.kind, &r.state, &vis, &seen, &r.survivor, &r.version, &r.localRevision,
-		&r.viewHash, &r.refs[0], &r.refs[1], &r.refs[2], &r.refs[3], &at)
+		&r.viewHash, &r.refs[0], &r.refs[1], &r.refs[2], &r.refs[3], &at, &hb)
 	if err != nil {
 		return "", row{}, err
+	}
+	if r.heads, err = decodeHeads(hb); err != nil {
+		return "", row{}, fmt.Errorf("record %s: %w", id, err)
 	}
 	r.visibleTo, r.seenBy = dirsvc.Audiences(vis), dirsvc.Audiences(seen)
 	if r.updatedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {

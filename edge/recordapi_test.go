@@ -281,3 +281,37 @@ func mustZone(t *testing.T, name string) *time.Location {
 	}
 	return z
 }
+
+func TestUpdatedSinceCountsTheSitesAndOrganisationsTheCallerSees(t *testing.T) {
+	s := newTestServer(t, smallFixture(t))
+	ctx := context.Background()
+	partner := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read"})
+	// lastUpdated returns a record's lastUpdated as the partner sees it.
+	lastUpdated := func(path string) string {
+		t.Helper()
+		r := s.getAs(t, partner, path+"?view=brief")
+		at, _ := r.json(t)["lastUpdated"].(string)
+		return at
+	}
+	update := func(line string) {
+		t.Helper()
+		if _, err := primary.UpdateRecord(ctx, s.store, "small", []byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A change to a site the public sees brings its services into the public's list.
+	update(`{"kind":"location","publicId":"loc_coast","organisation":"org_coast","name":"Coast Counselling Gosford (renamed)","address":{"lines":["5 Mann St"],"locality":"Gosford","state":"NSW","postcode":"2250"},"areas":["postcode:2250","state:nsw"],"remoteness":1}`)
+	since := url.QueryEscape(lastUpdated("/v1/d/small/locations/loc_coast"))
+	if got := listIDs(t, s, "", "/v1/d/small/services?updatedSince="+since); !slices.Equal(got, []string{"svc_counsel"}) {
+		t.Errorf("public services changed since loc_coast changed: %v", got)
+	}
+	// A change to a site hidden from the public does not: only the partner learns of it.
+	update(`{"kind":"location","publicId":"loc_unlisted","organisation":"org_harbour","name":"Harbour Clinic canary-professional.partner-x (renamed)","audiences":["professional","partner"],"address":{"lines":["3 Back St canary-professional.partner-x"],"locality":"Pyrmont","state":"NSW","postcode":"2009"}}`)
+	since = url.QueryEscape(lastUpdated("/v1/d/small/locations/loc_unlisted"))
+	if got := listIDs(t, s, "", "/v1/d/small/services?updatedSince="+since); len(got) != 0 {
+		t.Errorf("the public learns that a hidden site changed: %v", got)
+	}
+	if got := listIDs(t, s, partner, "/v1/d/small/services?updatedSince="+since); !slices.Equal(got, []string{"svc_unlisted"}) {
+		t.Errorf("partner services changed since loc_unlisted changed: %v", got)
+	}
+}

@@ -43,3 +43,12 @@ SELECT public_id, key, SUM(aud) FROM k GROUP BY public_id, key;
 
 -- Replaced by the area keys above, which are per audience.
 DROP TABLE record_areas;
+
+-- Each served audience's view carries its own head (version, local revision, last update), moved on
+-- only by a change that audience can see (dirdb/heads.go). audience_heads holds them with the hash
+-- that tells a change; NULL for a row published before, whose next change gives every view a new
+-- head. updated_ms is the time in a view's head, for updatedSince.
+ALTER TABLE records ADD COLUMN audience_heads BLOB;
+ALTER TABLE projections ADD COLUMN updated_ms INTEGER;
+UPDATE projections SET updated_ms = CAST(round(unixepoch(CAST(body AS TEXT) ->> '$.lastUpdated', 'subsec') * 1000) AS INTEGER)
+WHERE audiences & 7 != 0;
