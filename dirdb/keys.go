@@ -38,9 +38,8 @@ func keysOfView(v any) []string {
 	}
 	switch x := v.(type) {
 	case *dirsvc.ServiceView:
-		for _, a := range x.Areas {
-			out = append(out, keyArea+a)
-		}
+		// A service's own area keys are its catchment; the areas of its site are the site's keys,
+		// which the lists join (seeing the site is what puts its areas in the service's view).
 		for _, a := range x.Catchment {
 			out = append(out, keyArea+a)
 		}

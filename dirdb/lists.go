@@ -58,10 +58,22 @@ func hasKey(idExpr, prefix string, values []string, bit int64) sqlCond {
 		idExpr, placeholders(len(values))), args}
 }
 
+// serviceInAreas is the condition that the service idExpr is located in one of the areas (its site's
+// areas, when the audience sees the site) or its catchment reaches one; true when areas is empty.
+func serviceInAreas(idExpr string, areas []string, bit int64) sqlCond {
+	if len(areas) == 0 {
+		return condTrue
+	}
+	own := hasKey(idExpr, keyArea, areas, bit)
+	site := hasKey("sl.location_id", keyArea, areas, bit)
+	return sqlCond{fmt.Sprintf("%s OR EXISTS (SELECT 1 FROM records sl WHERE sl.public_id = %s AND %s)", own.sql, idExpr, site.sql),
+		append(own.args, site.args...)}
+}
+
 // serviceInPlace is the condition that the service idExpr lies in the narrowing's areas and
 // categories, as the audience sees it.
 func serviceInPlace(idExpr string, n dirsvc.Narrowing, bit int64) sqlCond {
-	return and(hasKey(idExpr, keyArea, n.Areas, bit), hasKey(idExpr, keyCat, n.Categories, bit))
+	return and(serviceInAreas(idExpr, n.Areas, bit), hasKey(idExpr, keyCat, n.Categories, bit))
 }
 
 // visibleRef is the condition that some record of kind, referring to idExpr by column col, is
@@ -194,7 +206,7 @@ ORDER BY r.public_id LIMIT ?`, args...)
 // Services returns a page of the service list as the viewer sees it.
 func (d *Directory) Services(ctx context.Context, v dirsvc.Viewer, q dirsvc.ServiceQuery) (dirsvc.Page, error) {
 	bit := audienceBit(v.Audience)
-	conds := []sqlCond{hasKey("r.public_id", keyArea, q.Areas, bit), hasKey("r.public_id", keyType, q.Types, bit),
+	conds := []sqlCond{serviceInAreas("r.public_id", q.Areas, bit), hasKey("r.public_id", keyType, q.Types, bit),
 		hasKey("r.public_id", keyCat, q.Categories, bit)}
 	if len(q.Organisations) > 0 {
 		args := make([]any, len(q.Organisations))

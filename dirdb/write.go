@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -145,8 +146,14 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 			return fmt.Errorf("publish views of %s: %w", id, err)
 		}
 	}
-	for _, k := range p.keys {
-		if err := w.exec(w.pub, "INSERT INTO list_keys (public_id, key, audiences) VALUES (?, ?, ?)", id, k.key, k.audiences); err != nil {
+	// One statement for a record's keys (up to maxKeysPerInsert at a time): an import writes
+	// millions of them, and each statement costs more than its row.
+	for keys := range slices.Chunk(p.keys, maxKeysPerInsert) {
+		args := make([]any, 0, 3*len(keys))
+		for _, k := range keys {
+			args = append(args, id, k.key, k.audiences)
+		}
+		if err := w.exec(w.pub, insertKeys(len(keys)), args...); err != nil {
 			return fmt.Errorf("publish list keys of %s: %w", id, err)
 		}
 	}
@@ -169,6 +176,14 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		w.stats.Updated++
 	}
 	return nil
+}
+
+// maxKeysPerInsert keeps an insert of list keys well under SQLite's limit on bound parameters.
+const maxKeysPerInsert = 500
+
+// insertKeys returns the statement that inserts n list keys.
+func insertKeys(n int) string {
+	return "INSERT INTO list_keys (public_id, key, audiences) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
 }
 
 const rowColumns = `public_id, kind, state, visible_to, seen_by, COALESCE(survivor_id, ''), version,

@@ -73,7 +73,8 @@ type Access struct {
 	store  dirsvc.ClientStore
 	macKey []byte
 	key    []byte // the server key, from which signing keys are derived
-	// Issuer is the iss of issued tokens (the service's base address).
+	// Issuer is the iss of issued tokens: the service's base address; when empty, the address the
+	// token request came to.
 	Issuer string
 	// SandboxDirectory is the demonstration directory sandbox clients are given.
 	SandboxDirectory string
@@ -265,9 +266,9 @@ func (a *Access) authenticate(ctx context.Context, id, secret string) (*dirsvc.C
 }
 
 // issue signs a token for the client's grant with the scopes asked for.
-func (a *Access) issue(c *dirsvc.Client, g *dirsvc.Grant, scopes []string) (string, *dirsvc.AccessToken, error) {
+func (a *Access) issue(c *dirsvc.Client, g *dirsvc.Grant, scopes []string, issuer string) (string, *dirsvc.AccessToken, error) {
 	now := a.now()
-	t := &dirsvc.AccessToken{Issuer: a.Issuer, Subject: c.ID, Directory: g.Directory, ClientID: c.ID,
+	t := &dirsvc.AccessToken{Issuer: issuer, Subject: c.ID, Directory: g.Directory, ClientID: c.ID,
 		IssuedAt: now.Unix(), Expires: now.Add(TokenLifetime).Unix(), ID: randomToken(16),
 		Scope: strings.Join(scopes, " "), Tier: g.Tier, Agreement: g.Agreement, Narrowing: g.Narrowing,
 		Limit: g.Limit, Sandbox: g.Sandbox}

@@ -196,7 +196,15 @@ func (a *Access) token(w http.ResponseWriter, r *http.Request) (*TokenResponse, 
 		}
 		scopes = asked
 	}
-	raw, t, err := a.issue(c, g, dirsvc.NormalScopes(scopes))
+	issuer := a.Issuer
+	if issuer == "" {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		issuer = scheme + "://" + r.Host
+	}
+	raw, t, err := a.issue(c, g, dirsvc.NormalScopes(scopes), issuer)
 	if err != nil {
 		return nil, err
 	}

@@ -98,6 +98,7 @@ func (m *Main) openAccess(ctx context.Context) (*dirdb.Store, *primary.Access, e
 		store.Close()
 		return nil, nil, err
 	}
+	access.SandboxDirectory = envOr("DIRSVC_SANDBOX_DIRECTORY", access.SandboxDirectory)
 	return store, access, nil
 }
 

@@ -9,7 +9,8 @@
 //	dirsvc platform [--data DIR] senior-management SLUG on|off
 //
 // The server key (data/server.key, created on first use, or base64 in $DIRSVC_SERVER_KEY) MACs client
-// secrets and derives the token signing keys.
+// secrets and derives the token signing keys. Sandbox clients are given $DIRSVC_SANDBOX_DIRECTORY
+// (default demo).
 //
 // Every mode takes --data (default ./data, or $DIRSVC_DATA) and --addr (default :8080, or
 // $DIRSVC_ADDR). $DIRSVC_LOG_LEVEL (debug, info, warn, error; default info) sets what is logged;

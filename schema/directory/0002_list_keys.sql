@@ -1,7 +1,8 @@
 -- What lists, narrowing and identifier search filter on, per audience. Each key comes from a record's
 -- views, so a key is only ever found by an audience whose view of the record carries it: a service
 -- whose site is hidden from the public is not found by that site's area for the public.
---   area:<type:code>             a location's areas; a service's location areas and catchment
+--   area:<type:code>             a location's areas; a service's catchment (a service lies in the
+--                                areas of its site when the audience sees the site: lists join them)
 --   type:<code>                  a service's platform type
 --   cat:<code>                   a service's platform category
 --   active                       a practitioner role that is active
@@ -20,7 +21,7 @@ WITH v AS (
     SELECT public_id, audiences & 7 AS aud, CAST(body AS TEXT) AS j FROM projections WHERE audiences & 7 != 0
 ), k AS (
     SELECT v.public_id, v.aud, 'area:' || a.value AS key
-    FROM v, json_each(v.j, '$.areas') a WHERE (v.public_id GLOB 'svc_*' OR v.public_id GLOB 'loc_*') AND a.type = 'text'
+    FROM v, json_each(v.j, '$.areas') a WHERE v.public_id GLOB 'loc_*' AND a.type = 'text'
     UNION
     SELECT v.public_id, v.aud, 'area:' || a.value FROM v, json_each(v.j, '$.catchment') a
     WHERE v.public_id GLOB 'svc_*' AND a.type = 'text'
