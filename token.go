@@ -110,8 +110,10 @@ func VerifyToken(raw string, keys TokenKeys, now time.Time) (*AccessToken, error
 	if err := json.Unmarshal(cb, &t); err != nil {
 		return nil, ErrInvalidToken
 	}
+	// Only what a grant can hold is honoured: a served tier and a limit; never the staff tier.
 	if unix := now.Unix(); t.Expires <= unix || t.IssuedAt > unix+int64(clockSkew/time.Second) ||
-		!ValidSlug(t.Directory) || t.ClientID == "" {
+		!ValidSlug(t.Directory) || t.ClientID == "" || !slices.Contains(ServedAudiences, t.Tier) ||
+		t.Limit.PerMinute < 1 || t.Limit.PerDay < 1 {
 		return nil, ErrInvalidToken
 	}
 	return &t, nil
