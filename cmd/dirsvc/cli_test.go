@@ -116,12 +116,13 @@ func TestClientsCommands(t *testing.T) {
 		{[]string{"create", "--name", "No home"}, false},
 		{[]string{"create", "--name", "Bad scope", "--directory", "small", "--scopes", "everything"}, false},
 		{[]string{"create", "--name", "Public leaders", "--directory", "small", "--tier", "public", "--scopes", "leadership:read"}, false},
-		{[]string{"create", "--name", "Sandbox", "--sandbox"}, true},
+		{[]string{"create", "--name", "Sandbox", "--sandbox"}, false}, // this folder has no demo directory
+		{[]string{"create", "--name", "Typo", "--directory", "smal"}, false},
 		{[]string{"grant", id, "--directory", "other"}, false}, // a directory client stays in its directory
-		{[]string{"grant", id, "--directory", "small", "--scopes", "graph:read"}, true},
+		{[]string{"grant", id, "--directory", "small", "--scopes", "graph:read", "--areas", "state:nsw"}, true}, // replaces the grant
 		{[]string{"request", id, "--directory", "small", "--scopes", "practitioners:read"}, false},
 		{[]string{"request", id, "--directory", "small", "--scopes", "practitioners:read", "--practitioner-list-reason", "referrals"}, true},
-		{[]string{"approve", "1", "--tier", "partner"}, true},
+		{[]string{"approve", "1", "--tier", "partner"}, true}, // adds practitioners:read, keeps the areas
 		{[]string{"refuse", "1"}, false}, // decided already
 		{[]string{"rotate", "dirc_nobody"}, false},
 	} {
@@ -129,8 +130,13 @@ func TestClientsCommands(t *testing.T) {
 			t.Errorf("clients %v: err=%v\n%s", c.args, err, log)
 		}
 	}
+	t.Setenv("DIRSVC_SANDBOX_DIRECTORY", "small")
+	if out, _, err := runCLI(t, "clients", "--data", data, "create", "--name", "Sandbox", "--sandbox"); err != nil || !strings.Contains(out, `"sandbox":true`) {
+		t.Fatalf("sandbox client in small: %v\n%s", err, out)
+	}
 	out, _, err = runCLI(t, "clients", "--data", data, "list")
-	if err != nil || strings.Count(out, "\n") != 2 || strings.Contains(out, secret) || !strings.Contains(out, `"practitioners:read"`) {
+	if err != nil || strings.Count(out, "\n") != 2 || strings.Contains(out, secret) ||
+		!strings.Contains(out, `"tier":"partner","scopes":["graph:read","practitioners:read"],"narrowing":{"areas":["state:nsw"]}`) {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
 	out, _, err = runCLI(t, "clients", "--data", data, "requests")

@@ -30,7 +30,8 @@ operations:
   request CLIENT --directory SLUG --scopes S [--practitioner-list-reason TEXT]
                                          record a client's request for access
   requests                               list access requests
-  approve REQUEST [grant flags]          grant a request's scopes (at the grant flags' tier and limits)
+  approve REQUEST [grant flags]          add a request's scopes to the client's grant in the directory
+                                         (a new grant takes the grant flags; given flags change a held grant)
   refuse  REQUEST                        refuse a request
 
 grant flags:
@@ -144,10 +145,28 @@ func (m *Main) clients(ctx context.Context, args []string) error {
 	}
 	set := map[string]bool{}
 	ops.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	// A grant names a directory this data folder serves: a typo is an error, not a dead grant.
+	served := func(slug string) error {
+		if _, err := store.Directory(ctx, slug); errors.Is(err, dirsvc.ErrNotFound) {
+			return fmt.Errorf("no directory %q in %s", slug, m.Data)
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
 
 	switch op {
 	case "create":
 		nc := primary.NewClient{Name: *name, Sandbox: *sandbox}
+		dir := *gf.directory
+		if *sandbox {
+			dir = access.SandboxDirectory
+		}
+		if dir != "" {
+			if err := served(dir); err != nil {
+				return err
+			}
+		}
 		if !*partner && !*sandbox {
 			nc.Directory = *gf.directory
 			if nc.Directory == "" {
@@ -187,6 +206,9 @@ func (m *Main) clients(ctx context.Context, args []string) error {
 		}
 		g, err := gf.grant()
 		if err != nil {
+			return err
+		}
+		if err := served(g.Directory); err != nil {
 			return err
 		}
 		return access.Grant(ctx, arg, g)
@@ -246,13 +268,39 @@ func (m *Main) clients(ctx context.Context, args []string) error {
 			return err
 		}
 		*gf.directory = req.Directory
-		if !set["scopes"] {
-			*gf.scopes = strings.Join(req.Scopes, " ")
-		}
 		g, err := gf.grant()
 		if err != nil {
 			return err
 		}
+		// A request adds its scopes to what the client holds in the directory; a grant flag given
+		// here changes that part of the grant, the rest stays as it was.
+		c, _, err := store.Client(ctx, req.Client)
+		if err != nil {
+			return err
+		}
+		if held := c.Grant(req.Directory); held != nil {
+			merged := *held
+			merged.Scopes = append(merged.Scopes, req.Scopes...)
+			if set["scopes"] {
+				merged.Scopes = g.Scopes
+			}
+			if set["tier"] {
+				merged.Tier = g.Tier
+			}
+			if set["agreement"] {
+				merged.Agreement = g.Agreement
+			}
+			if set["areas"] || set["categories"] || set["types"] {
+				merged.Narrowing = g.Narrowing
+			}
+			if set["per-minute"] || set["per-day"] {
+				merged.Limit = g.Limit
+			}
+			g = merged
+		} else if !set["scopes"] {
+			g.Scopes = req.Scopes
+		}
+		g.Scopes = dirsvc.NormalScopes(g.Scopes)
 		if err := access.Grant(ctx, req.Client, g); err != nil {
 			return err
 		}
