@@ -118,12 +118,12 @@ func TestClientsCommands(t *testing.T) {
 		{[]string{"create", "--name", "Public leaders", "--directory", "small", "--tier", "public", "--scopes", "leadership:read"}, false},
 		{[]string{"create", "--name", "Sandbox", "--sandbox"}, false}, // this folder has no demo directory
 		{[]string{"create", "--name", "Typo", "--directory", "smal"}, false},
-		{[]string{"grant", id, "--directory", "other"}, false}, // a directory client stays in its directory
+		{[]string{"grant", id, "--directory", "other"}, false},                                                  // a directory client stays in its directory
 		{[]string{"grant", id, "--directory", "small", "--scopes", "graph:read", "--areas", "state:nsw"}, true}, // replaces the grant
 		{[]string{"request", id, "--directory", "small", "--scopes", "practitioners:read"}, false},
 		{[]string{"request", id, "--directory", "small", "--scopes", "practitioners:read", "--practitioner-list-reason", "referrals"}, true},
 		{[]string{"approve", "1", "--tier", "partner"}, true}, // adds practitioners:read, keeps the areas
-		{[]string{"refuse", "1"}, false}, // decided already
+		{[]string{"refuse", "1"}, false},                      // decided already
 		{[]string{"rotate", "dirc_nobody"}, false},
 	} {
 		if _, log, err := runCLI(t, append([]string{"clients", "--data", data}, c.args...)...); (err == nil) != c.ok {
