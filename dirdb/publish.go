@@ -146,14 +146,31 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 	if err != nil {
 		return publication{}, err
 	}
+	// Most views of a record share one head: each distinct head is encoded once.
+	type encodedHead struct {
+		head audienceHead
+		json []byte
+	}
+	var encoded []encodedHead
+	headJSON := func(hd audienceHead) ([]byte, error) {
+		hd.hash = [16]byte{}
+		for _, e := range encoded {
+			if e.head == hd {
+				return e.json, nil
+			}
+		}
+		b, err := json.Marshal(dirsvc.RecordHead{PublicID: m.PublicID, Version: hd.version,
+			LocalRevision: hd.localRevision, LastUpdated: time.UnixMilli(hd.updatedMs).UTC(), Origin: m.Origin})
+		encoded = append(encoded, encodedHead{hd, b})
+		return b, err
+	}
 	for i, v := range views {
 		hd := audienceHead{version: p.row.version, localRevision: p.row.localRevision, updatedMs: now.UnixMilli()}
 		if v.bit != leadershipBit {
 			p.keys = addKeys(p.keys, v.v, v.bit)
 			hd = p.row.heads[audienceOfBit(v.bit)]
 		}
-		newHead, err := json.Marshal(dirsvc.RecordHead{PublicID: m.PublicID, Version: hd.version,
-			LocalRevision: hd.localRevision, LastUpdated: time.UnixMilli(hd.updatedMs).UTC(), Origin: m.Origin})
+		newHead, err := headJSON(hd)
 		if err != nil {
 			return publication{}, err
 		}
