@@ -164,6 +164,21 @@ func (s *Store) CreateDirectory(ctx context.Context, slug string) (*Directory, e
 	return d, nil
 }
 
+// RegisterDirectory records a directory whose files were put in the data folder from elsewhere (a
+// restore); registering one already known changes nothing.
+func (s *Store) RegisterDirectory(ctx context.Context, slug string) error {
+	if !dirsvc.ValidSlug(slug) {
+		return dirsvc.InvalidParam("slug", "%q is not a valid directory slug", slug)
+	}
+	_, err := s.platform.ExecContext(ctx,
+		"INSERT INTO directories (slug, created_at) VALUES (?, ?) ON CONFLICT (slug) DO NOTHING",
+		slug, time.Now().UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return fmt.Errorf("register directory %q: %w", slug, err)
+	}
+	return nil
+}
+
 // DropDirectory closes and deletes a directory; used to undo a directory whose first import failed.
 func (s *Store) DropDirectory(ctx context.Context, slug string) error {
 	s.mu.Lock()

@@ -157,3 +157,39 @@ func TestClientsCommands(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func TestBackupAndRestoreCommands(t *testing.T) {
+	data, replica := t.TempDir(), t.TempDir()
+	if _, log, err := runCLI(t, "import", "--data", data, filepath.Join("..", "..", "testdata", "small.ndjson")); err != nil {
+		t.Fatalf("import: %v\n%s", err, log)
+	}
+	out, log, err := runCLI(t, "backup", "--data", data, "--replica-dir", replica)
+	if err != nil || !strings.Contains(out, "platform\t") || !strings.Contains(out, "dirs/small/directory\t") || !strings.Contains(out, "dirs/small/ops\t") {
+		t.Fatalf("backup: %v\n%s\n%s", err, out, log)
+	}
+	// Every file into an empty folder; then one directory into another.
+	all, one := filepath.Join(t.TempDir(), "data"), t.TempDir()
+	if _, log, err := runCLI(t, "restore", "--data", all, "--replica-dir", replica); err != nil {
+		t.Fatalf("restore: %v\n%s", err, log)
+	}
+	if _, log, err := runCLI(t, "restore", "--data", one, "--replica-dir", replica, "--directory", "small"); err != nil {
+		t.Fatalf("restore one directory: %v\n%s", err, log)
+	}
+	for _, d := range []string{all, one} {
+		out, _, err := runCLI(t, "record", "--data", d, "--dir", "small", "show", "svc_gp")
+		if err != nil || !strings.Contains(out, `"name": "Harbour GP"`) {
+			t.Errorf("the restored folder %s: %v\n%s", d, err, out)
+		}
+	}
+	for name, args := range map[string][]string{
+		"over existing files":      {"restore", "--data", all, "--replica-dir", replica},
+		"before the first backup":  {"restore", "--data", t.TempDir(), "--replica-dir", replica, "--time", "2001-01-01T00:00:00Z"},
+		"a position without file":  {"restore", "--data", t.TempDir(), "--replica-dir", replica, "--txid", "1"},
+		"no target":                {"restore", "--data", t.TempDir()},
+		"a directory never backed": {"restore", "--data", t.TempDir(), "--replica-dir", replica, "--directory", "other"},
+	} {
+		if _, _, err := runCLI(t, args...); err == nil {
+			t.Errorf("restore %s succeeded", name)
+		}
+	}
+}

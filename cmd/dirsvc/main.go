@@ -7,6 +7,8 @@
 //	dirsvc record  [--data DIR] OPERATION ...        lifecycle operations (see dirsvc record -h)
 //	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
 //	dirsvc platform [--data DIR] senior-management SLUG on|off
+//	dirsvc backup  [--data DIR] [--replica-dir DIR] [--s3-bucket B ...]
+//	dirsvc restore [--data DIR] [--replica-dir DIR] [--s3-bucket B ...] [--directory SLUG] [--time T]
 //
 // The server key (data/server.key, created on first use, or base64 in $DIRSVC_SERVER_KEY) MACs client
 // secrets and derives the token signing keys. Sandbox clients are given $DIRSVC_SANDBOX_DIRECTORY
@@ -60,6 +62,8 @@ commands:
   record   lifecycle operations on one record: update, close, delete, merge, reduce, takedown, restore, show
   clients  partner clients: create, list, grant, ungrant, rotate, revoke, request, requests, approve, refuse
   platform platform operator switches: senior-management SLUG on|off
+  backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream)
+  restore  write files back from a replica folder or S3 bucket: all, one --directory, at a --time
 
 Every command takes --data DIR (default ./data, $DIRSVC_DATA) and --addr HOST:PORT (default :8080, $DIRSVC_ADDR).
 `
@@ -92,6 +96,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.clients(ctx, rest)
 	case "platform":
 		return m.platform(ctx, rest)
+	case "backup":
+		return m.backup(ctx, rest)
+	case "restore":
+		return m.restore(ctx, rest)
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", cmd)

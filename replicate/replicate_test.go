@@ -1,0 +1,174 @@
+package replicate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/dirdb"
+	"github.com/dirsvc/dirsvc/primary"
+	"github.com/dirsvc/dirsvc/replicate"
+)
+
+var smallFiles = []string{"platform", "dirs/small/directory", "dirs/small/ops"}
+
+// smallFolder makes a data folder holding the small test directory and returns it with its store.
+func smallFolder(t *testing.T) (string, *dirdb.Store) {
+	t.Helper()
+	data := t.TempDir()
+	store, err := dirdb.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join("..", "testdata", "small.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, _, err := primary.Import(context.Background(), store, f); err != nil {
+		t.Fatal(err)
+	}
+	return data, store
+}
+
+// serviceName reads the name of a service, as the public sees it, from a data folder.
+func serviceName(t *testing.T, data, id string) string {
+	t.Helper()
+	ctx := context.Background()
+	store, err := dirdb.Open(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	dir, err := store.Reader(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := dir.Record(ctx, id, dirsvc.Public)
+	if err != nil || st.View == nil {
+		t.Fatalf("read %s: %v", id, err)
+	}
+	var v struct{ Name string }
+	if err := jsonUnmarshal(st.View.Body, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Name
+}
+
+func rename(t *testing.T, store *dirdb.Store, name string) {
+	t.Helper()
+	line := `{"kind":"service","publicId":"svc_counsel","organisation":"org_coast","location":"loc_coast","name":"` + name + `","type":"psychology"}`
+	if _, err := primary.UpdateRecord(context.Background(), store, "small", []byte(line)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// backupAndRestore replicates a data folder to the target, changes a record, and restores the
+// folder latest and at the position before the change.
+func backupAndRestore(t *testing.T, target replicate.Target) {
+	ctx := context.Background()
+	data, store := smallFolder(t)
+	r, err := replicate.Open(ctx, data, target, smallFiles, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, err := r.Positions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rename(t, store, "Coast Counselling Renamed")
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := r.Positions()
+	if after["dirs/small/directory"] <= before["dirs/small/directory"] {
+		t.Fatalf("the directory's position did not move on: %v, then %v", before, after)
+	}
+	// The service's connections close before Litestream's.
+	store.Close()
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	latest := t.TempDir()
+	for _, name := range smallFiles {
+		if err := replicate.Restore(ctx, latest, target, name, replicate.At{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := serviceName(t, latest, "svc_counsel"); got != "Coast Counselling Renamed" {
+		t.Errorf("latest restore: %q", got)
+	}
+	earlier := t.TempDir()
+	for _, name := range smallFiles {
+		if err := replicate.Restore(ctx, earlier, target, name, replicate.At{TXID: before[name]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := serviceName(t, earlier, "svc_counsel"); got != "Coast Counselling" {
+		t.Errorf("restore at the position before the change: %q", got)
+	}
+	// A restore never overwrites, and a file the target never held is not there.
+	if err := replicate.Restore(ctx, latest, target, "platform", replicate.At{}); err == nil {
+		t.Error("a restore over an existing file succeeded")
+	}
+	if err := replicate.Restore(ctx, t.TempDir(), target, "dirs/nowhere/directory", replicate.At{}); !errors.Is(err, replicate.ErrNotReplicated) {
+		t.Errorf("restore of a file never replicated: %v", err)
+	}
+}
+
+func TestBackupToAFolderAndRestore(t *testing.T) {
+	backupAndRestore(t, replicate.Target{Dir: t.TempDir()})
+}
+
+func TestBackupToObjectStorageAndRestore(t *testing.T) {
+	backend := s3mem.New()
+	if err := backend.CreateBucket("backups"); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gofakes3.New(backend).Server())
+	t.Cleanup(srv.Close)
+	t.Setenv("AWS_CA_BUNDLE", "") // this environment's bundle cannot be loaded by the S3 client
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	s3 := &replicate.S3{Endpoint: srv.URL, Bucket: "backups", Path: "dirsvc", Region: "us-east-1", ForcePathStyle: true}
+	t.Run("bucket only", func(t *testing.T) { backupAndRestore(t, replicate.Target{S3: s3}) })
+	t.Run("folder and bucket", func(t *testing.T) {
+		dir := t.TempDir()
+		backupAndRestore(t, replicate.Target{Dir: dir, S3: &replicate.S3{Endpoint: srv.URL, Bucket: "backups",
+			Path: "both", Region: "us-east-1", ForcePathStyle: true}})
+		// Both copies are whole: the bucket alone restores what the folder does.
+		out := t.TempDir()
+		for _, name := range smallFiles {
+			if err := replicate.Restore(context.Background(), out, replicate.Target{S3: &replicate.S3{Endpoint: srv.URL,
+				Bucket: "backups", Path: "both", Region: "us-east-1", ForcePathStyle: true}}, name, replicate.At{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := serviceName(t, out, "svc_counsel"); got != "Coast Counselling Renamed" {
+			t.Errorf("restore from the bucket of a tee: %q", got)
+		}
+	})
+}
+
+func TestNames(t *testing.T) {
+	for name, ok := range map[string]bool{"platform": true, "dirs/demo/directory": true, "dirs/demo/ops": true,
+		"dirs/../directory": false, "dirs/demo/other": false, "platform.db": false, "dirs//directory": false} {
+		if got := replicate.ValidName(name); got != ok {
+			t.Errorf("ValidName(%q) = %v", name, got)
+		}
+	}
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
