@@ -37,7 +37,7 @@ func BenchmarkServiceBrief(b *testing.B) {
 // BenchmarkTokenVerificationOverhead measures, in one run, the handler's cost of a brief service read
 // by a partner client (bearer token verified on every request, the client's limits) against the same
 // read by an anonymous caller, in five interleaved rounds of 200,000 requests each on every core, and
-// reports the median ratio of the two costs per request (the target: at most 1.20).
+// reports the median ratio of the two costs per request (the target: at most 1.20).
 func BenchmarkTokenVerificationOverhead(b *testing.B) {
 	s := newTestServer(b, smallFixture(b))
 	h := edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(), Keys: testKeys,
