@@ -69,23 +69,32 @@ func (r *Replicator) newDB(name string, log *slog.Logger) (*litestream.DB, error
 	return db, nil
 }
 
-// Add starts replicating one more file (a directory created while running).
-func (r *Replicator) Add(ctx context.Context, name string) error {
+// Add starts replicating one more file (a directory created while running) and reports whether it
+// was not replicated before.
+func (r *Replicator) Add(ctx context.Context, name string) (bool, error) {
 	r.mu.Lock()
 	_, ok := r.dbs[name]
 	r.mu.Unlock()
 	if ok {
-		return nil
+		return false, nil
 	}
 	db, err := r.newDB(name, r.log)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := db.Replica.Client.Init(ctx); err != nil {
-		return fmt.Errorf("replicate %s: %w", name, err)
+		r.mu.Lock()
+		delete(r.dbs, name)
+		r.mu.Unlock()
+		return false, fmt.Errorf("replicate %s: %w", name, err)
 	}
-	r.store.RegisterDB(db)
-	return nil
+	if err := r.store.RegisterDB(db); err != nil {
+		r.mu.Lock()
+		delete(r.dbs, name)
+		r.mu.Unlock()
+		return false, fmt.Errorf("replicate %s: %w", name, err)
+	}
+	return true, nil
 }
 
 // Sync copies every file's committed changes to the replica and waits until they are there.

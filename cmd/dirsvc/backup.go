@@ -45,6 +45,11 @@ func dataFiles(ctx context.Context, data string) ([]string, error) {
 		return nil, err
 	}
 	defer store.Close()
+	return filesOf(ctx, store, data)
+}
+
+// filesOf returns the names of the files of the open data folder.
+func filesOf(ctx context.Context, store *dirdb.Store, data string) ([]string, error) {
 	slugs, err := store.Slugs(ctx)
 	if err != nil {
 		return nil, err

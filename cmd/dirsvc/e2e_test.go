@@ -51,7 +51,13 @@ var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 // address once it listens, with the process and its log.
 func startServe(t *testing.T, bin, data string) (string, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", data, "--addr", "127.0.0.1:0")
+	return startMode(t, bin, "serve", "--data", data)
+}
+
+// startMode starts a serving mode of the binary on 127.0.0.1:0 (see startServe).
+func startMode(t *testing.T, bin string, args ...string) (string, *exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, append(args, "--addr", "127.0.0.1:0")...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -203,5 +209,49 @@ func TestServeEndToEnd(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || strings.Contains(log2.String(), "loaded demo directory") {
 		t.Fatalf("second start: %d\n%s", resp.StatusCode, log2)
+	}
+}
+
+// TestPrimaryReplicatesAndRestores runs `dirsvc primary` with a replica folder: a directory
+// imported while it runs joins replication, and a primary started on an empty data folder restores
+// it before serving.
+func TestPrimaryReplicatesAndRestores(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data, replica := t.TempDir(), t.TempDir()
+	_, cmd, log := startMode(t, bin, "primary", "--data", data, "--replica-dir", replica)
+	fixture := filepath.Join("..", "..", "testdata", "small.ndjson")
+	if out, err := exec.Command(bin, "import", "--data", data, fixture).CombinedOutput(); err != nil {
+		t.Fatalf("import while the primary runs: %v\n%s", err, out)
+	}
+	// The new directory joins replication within a few seconds.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if files, _ := filepath.Glob(filepath.Join(replica, "dirs", "small", "directory", "ltx", "*", "*.ltx")); len(files) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the imported directory was not replicated:\n%s", log)
+		}
+		time.Sleep(100 * time.Millisecond) // polling a folder another process writes, with a deadline
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("primary exited with %v:\n%s", err, log)
+	}
+
+	empty := filepath.Join(t.TempDir(), "data")
+	addr, _, log2 := startMode(t, bin, "primary", "--data", empty, "--replica-dir", replica)
+	resp, err := http.Get("http://" + addr + "/v1/d/small/services/svc_gp?view=brief")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(log2.String(), "restored the data folder") {
+		t.Fatalf("a primary on an empty folder: %d\n%s", resp.StatusCode, log2)
 	}
 }

@@ -57,6 +57,8 @@ const usage = `usage: dirsvc <command> [flags] [arguments]
 
 commands:
   serve    run the service (primary and edge in one process); loads the demo directory into an empty data folder
+  primary  serve and replicate every file continuously to --replica-dir and/or --s3-bucket; an empty data
+           folder is first restored from there
   import   load a whole directory from an import file (NDJSON)
   gen      write a generated demo directory in the import format
   record   lifecycle operations on one record: update, close, delete, merge, reduce, takedown, restore, show
@@ -86,6 +88,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "serve":
 		return m.serve(ctx, rest)
+	case "primary":
+		return m.primaryMode(ctx, rest)
 	case "import":
 		return m.importFile(ctx, rest)
 	case "gen":

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -14,10 +15,25 @@ import (
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/demo"
+	"github.com/dirsvc/dirsvc/replicate"
 )
 
-func (m *Main) serve(ctx context.Context, args []string) error {
-	fs := m.flags("serve")
+func (m *Main) serve(ctx context.Context, args []string) error { return m.run(ctx, "serve", args) }
+
+// primaryMode runs the writer: it serves as serve does, and replicates every file of the data
+// folder continuously to the replica target; on an empty data folder it first restores what the
+// target holds (and loads no demo).
+func (m *Main) primaryMode(ctx context.Context, args []string) error {
+	return m.run(ctx, "primary", args)
+}
+
+// run serves the data folder; mode "primary" also replicates it.
+func (m *Main) run(ctx context.Context, mode string, args []string) error {
+	fs := m.flags(mode)
+	var tf *targetFlags
+	if mode == "primary" {
+		tf = addTargetFlags(fs)
+	}
 	baseURL := fs.String("base-url", envOr("DIRSVC_BASE_URL", ""), "public address of the service, e.g. https://directory.example.org ($DIRSVC_BASE_URL)")
 	ipHeader := fs.String("client-ip-header", envOr("DIRSVC_CLIENT_IP_HEADER", ""), "header in which a trusted proxy in front names the client's address, e.g. Fly-Client-IP ($DIRSVC_CLIENT_IP_HEADER); set it only behind such a proxy")
 	perMinute := fs.Int("anonymous-per-minute", envInt("DIRSVC_ANONYMOUS_PER_MINUTE", edge.DefaultAnonymousLimits.PerMinute), "requests a minute per anonymous client address")
@@ -34,13 +50,44 @@ func (m *Main) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
+	var target replicate.Target
+	if tf != nil {
+		if target, err = tf.target(); err != nil {
+			return err
+		}
+		if err := m.restoreIfEmpty(ctx, target); err != nil {
+			return err
+		}
+	}
 	store, err := dirdb.Open(ctx, m.Data)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	if err := m.loadDemoIfEmpty(ctx, store); err != nil {
-		return err
+	storeOpen := true
+	closeStore := func() {
+		if storeOpen {
+			store.Close()
+			storeOpen = false
+		}
+	}
+	defer closeStore()
+	if tf == nil {
+		if err := m.loadDemoIfEmpty(ctx, store); err != nil {
+			return err
+		}
+	} else {
+		rep, stopJoining, err := m.replicateFolder(ctx, store, target)
+		if err != nil {
+			return err
+		}
+		// The service's connections close before Litestream's (see replicate.Replicator).
+		defer func() {
+			stopJoining()
+			closeStore()
+			if err := rep.Close(context.Background()); err != nil {
+				m.Log.Error("stop replication", "err", err)
+			}
+		}()
 	}
 	key, err := primary.LoadServerKey(filepath.Join(m.Data, "server.key"), envOr("DIRSVC_SERVER_KEY", ""))
 	if err != nil {
@@ -106,4 +153,85 @@ func (m *Main) loadDemoIfEmpty(ctx context.Context, store *dirdb.Store) error {
 		m.Log.Info("loaded demo directory", "directory", slug, "records", stats.Created, "duration", time.Since(start))
 	}
 	return nil
+}
+
+// restoreIfEmpty restores every file the target holds into a data folder that holds no platform
+// file yet; a target that holds nothing leaves the folder empty.
+func (m *Main) restoreIfEmpty(ctx context.Context, target replicate.Target) error {
+	if _, err := os.Stat(replicate.FilePath(m.Data, "platform")); err == nil {
+		return nil
+	}
+	err := replicate.Restore(ctx, m.Data, target, "platform", replicate.At{})
+	if errors.Is(err, replicate.ErrNotReplicated) {
+		m.Log.Info("the replica target holds nothing yet: starting empty")
+		return nil
+	} else if err != nil {
+		return err
+	}
+	store, err := dirdb.Open(ctx, m.Data)
+	if err != nil {
+		return err
+	}
+	slugs, err := store.Slugs(ctx)
+	store.Close()
+	if err != nil {
+		return err
+	}
+	for _, slug := range slugs {
+		for _, f := range []string{"directory", "ops"} {
+			err := replicate.Restore(ctx, m.Data, target, "dirs/"+slug+"/"+f, replicate.At{})
+			if err != nil && !(f == "ops" && errors.Is(err, replicate.ErrNotReplicated)) {
+				return err
+			}
+		}
+	}
+	m.Log.Info("restored the data folder from the replica target", "directories", len(slugs))
+	return nil
+}
+
+// joinEvery is how often a primary looks for files to replicate that were created since (a
+// directory imported by another process, or the ops file of a first write).
+const joinEvery = 2 * time.Second
+
+// replicateFolder starts replicating every file of the data folder, and every file created later
+// until stop is called.
+func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target replicate.Target) (rep *replicate.Replicator, stop func(), err error) {
+	names, err := filesOf(ctx, store, m.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep, err = replicate.Open(ctx, m.Data, target, names, m.Log)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(joinEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			names, err := filesOf(ctx, store, m.Data)
+			if err != nil {
+				if ctx.Err() == nil {
+					m.Log.Error("list files to replicate", "err", err)
+				}
+				continue
+			}
+			for _, name := range names {
+				if added, err := rep.Add(ctx, name); err != nil {
+					m.Log.Error("replicate a new file", "file", name, "err", err)
+				} else if added {
+					m.Log.Info("replicating", "file", name)
+				}
+			}
+		}
+	}()
+	m.Log.Info("replicating", "files", len(names))
+	return rep, func() { cancel(); <-done }, nil
 }
