@@ -29,12 +29,19 @@ func Restore(ctx context.Context, data string, target Target, name string, at At
 	if err := target.Valid(); err != nil {
 		return err
 	}
-	if at.TXID != 0 && !at.Time.IsZero() {
-		return errors.New("replicate: restore to a position or to a time, not both")
-	}
 	c, err := target.client(name)
 	if err != nil {
 		return err
+	}
+	return restore(ctx, data, c, name, at)
+}
+
+func restore(ctx context.Context, data string, c litestream.ReplicaClient, name string, at At) error {
+	if !ValidName(name) {
+		return fmt.Errorf("replicate: %q is not a replicated file", name)
+	}
+	if at.TXID != 0 && !at.Time.IsZero() {
+		return errors.New("replicate: restore to a position or to a time, not both")
 	}
 	out := FilePath(data, name)
 	if _, err := os.Stat(out); err == nil {
@@ -48,7 +55,7 @@ func Restore(ctx context.Context, data string, target Target, name string, at At
 	opt.TXID = ltx.TXID(at.TXID)
 	opt.Timestamp = at.Time
 	opt.IntegrityCheck = litestream.IntegrityCheckFull
-	err = litestream.NewReplicaWithClient(nil, c).Restore(ctx, opt)
+	err := litestream.NewReplicaWithClient(nil, c).Restore(ctx, opt)
 	if errors.Is(err, litestream.ErrTxNotAvailable) {
 		return fmt.Errorf("restore %s: %w", name, ErrNotReplicated)
 	} else if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/dirsvc/dirsvc/edge/edgetest"
 	"github.com/dirsvc/dirsvc/primary/demo"
+	"github.com/dirsvc/dirsvc/replicate"
 )
 
 // buildBinary builds cmd/dirsvc once per test binary run, without cgo, as shipped.
@@ -221,7 +222,8 @@ func TestPrimaryReplicatesAndRestores(t *testing.T) {
 	}
 	bin := buildBinary(t)
 	data, replica := t.TempDir(), t.TempDir()
-	_, cmd, log := startMode(t, bin, "primary", "--data", data, "--replica-dir", replica)
+	const token = "a-replication-token-for-tests"
+	addr, cmd, log := startMode(t, bin, "primary", "--data", data, "--replica-dir", replica, "--replication-token", token)
 	fixture := filepath.Join("..", "..", "testdata", "small.ndjson")
 	if out, err := exec.Command(bin, "import", "--data", data, fixture).CombinedOutput(); err != nil {
 		t.Fatalf("import while the primary runs: %v\n%s", err, out)
@@ -236,6 +238,12 @@ func TestPrimaryReplicatesAndRestores(t *testing.T) {
 			t.Fatalf("the imported directory was not replicated:\n%s", log)
 		}
 		time.Sleep(100 * time.Millisecond) // polling a folder another process writes, with a deadline
+	}
+	// An edge can take the directory from the primary's replication stream.
+	edgeData := t.TempDir()
+	stream := replicate.NewStreamClient("http://"+addr, token, "dirs/small/directory", nil)
+	if err := replicate.RestoreFrom(context.Background(), edgeData, stream, "dirs/small/directory", replicate.At{}); err != nil {
+		t.Fatalf("restore from the primary's stream: %v\n%s", err, log)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

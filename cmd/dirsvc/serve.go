@@ -30,9 +30,13 @@ func (m *Main) primaryMode(ctx context.Context, args []string) error {
 // run serves the data folder; mode "primary" also replicates it.
 func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	fs := m.flags(mode)
-	var tf *targetFlags
+	var (
+		tf       *targetFlags
+		repToken *string
+	)
 	if mode == "primary" {
 		tf = addTargetFlags(fs)
+		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream, at least 16 characters ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
 	}
 	baseURL := fs.String("base-url", envOr("DIRSVC_BASE_URL", ""), "public address of the service, e.g. https://directory.example.org ($DIRSVC_BASE_URL)")
 	ipHeader := fs.String("client-ip-header", envOr("DIRSVC_CLIENT_IP_HEADER", ""), "header in which a trusted proxy in front names the client's address, e.g. Fly-Client-IP ($DIRSVC_CLIENT_IP_HEADER); set it only behind such a proxy")
@@ -71,12 +75,14 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		}
 	}
 	defer closeStore()
+	var rep *replicate.Replicator
 	if tf == nil {
 		if err := m.loadDemoIfEmpty(ctx, store); err != nil {
 			return err
 		}
 	} else {
-		rep, stopJoining, err := m.replicateFolder(ctx, store, target)
+		var stopJoining func()
+		rep, stopJoining, err = m.replicateFolder(ctx, store, target)
 		if err != nil {
 			return err
 		}
@@ -101,6 +107,13 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	handler := edge.New(edge.Config{Catalog: store, Logger: m.Log, BaseURL: *baseURL, ClientIPHeader: *ipHeader,
 		AnonymousLimits: edge.Limits{PerMinute: *perMinute, PerDay: *perDay}, Keys: store})
 	access.Mount(handler, m.Log)
+	if rep != nil && *repToken != "" {
+		stream, err := replicate.Stream(rep, *repToken)
+		if err != nil {
+			return err
+		}
+		handler.Handle(replicate.StreamPrefix, stream)
+	}
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -1,0 +1,250 @@
+package replicate
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/benbjohnson/litestream"
+	"github.com/superfly/ltx"
+)
+
+// The replication stream is how edges follow a primary: a read-only view, over HTTP, of the
+// primary's replica folder. A directory file holds every served tier's views, partners' included,
+// so the stream is not public: every request carries the replication token.
+//
+//	GET /replication/v1/files                          {"files":[{"name":...,"txid":...}]}
+//	GET /replication/v1/ltx/{level}?name=N[&meta=1]    the LTX files of a level, as ltx.FileInfo
+//	GET /replication/v1/ltx/{level}/{file}?name=N      one LTX file (Range requests allowed)
+
+// StreamPrefix is where the stream is served.
+const StreamPrefix = "/replication/v1/"
+
+// FilePosition is a replicated file and its position.
+type FilePosition struct {
+	Name string `json:"name"`
+	TXID uint64 `json:"txid"`
+}
+
+// Stream returns the handler of the replication stream of a primary replicating with rep to a target
+// with a folder. Requests must carry "Authorization: Bearer <token>".
+func Stream(rep *Replicator, token string) (http.Handler, error) {
+	if rep.target.Dir == "" {
+		return nil, errors.New("replicate: the replication stream is served from a replica folder")
+	}
+	if len(token) < 16 {
+		return nil, errors.New("replicate: the replication token must be at least 16 characters")
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+StreamPrefix+"files", func(w http.ResponseWriter, r *http.Request) {
+		pos, err := rep.Positions()
+		if err != nil {
+			streamError(w, http.StatusInternalServerError, err)
+			return
+		}
+		files := []FilePosition{}
+		for _, name := range rep.Names() {
+			files = append(files, FilePosition{name, pos[name]})
+		}
+		writeJSON(w, map[string][]FilePosition{"files": files})
+	})
+	mux.HandleFunc("GET "+StreamPrefix+"ltx/{level}", func(w http.ResponseWriter, r *http.Request) {
+		c, level, ok := streamClient(w, r, rep)
+		if !ok {
+			return
+		}
+		itr, err := c.LTXFiles(r.Context(), level, 0, r.URL.Query().Get("meta") == "1")
+		if err != nil {
+			streamError(w, http.StatusInternalServerError, err)
+			return
+		}
+		infos, err := ltx.SliceFileIterator(itr)
+		if err != nil {
+			streamError(w, http.StatusInternalServerError, err)
+			return
+		}
+		if infos == nil {
+			infos = []*ltx.FileInfo{}
+		}
+		writeJSON(w, infos)
+	})
+	mux.HandleFunc("GET "+StreamPrefix+"ltx/{level}/{file}", func(w http.ResponseWriter, r *http.Request) {
+		c, level, ok := streamClient(w, r, rep)
+		if !ok {
+			return
+		}
+		minTXID, maxTXID, err := ltx.ParseFilename(r.PathValue("file"))
+		if err != nil {
+			streamError(w, http.StatusBadRequest, err)
+			return
+		}
+		rc, err := c.OpenLTXFile(r.Context(), level, minTXID, maxTXID, 0, 0)
+		if errors.Is(err, os.ErrNotExist) {
+			streamError(w, http.StatusNotFound, err)
+			return
+		} else if err != nil {
+			streamError(w, http.StatusInternalServerError, err)
+			return
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			streamError(w, http.StatusInternalServerError, err)
+			return
+		}
+		w.Header().Set("Content-Type", "application/octet-stream")
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
+	})
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			streamError(w, http.StatusUnauthorized, errors.New("the replication token is missing or wrong"))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	}), nil
+}
+
+// streamClient returns the folder client of the file the request names, and the level.
+func streamClient(w http.ResponseWriter, r *http.Request, rep *Replicator) (litestream.ReplicaClient, int, bool) {
+	name := r.URL.Query().Get("name")
+	level, err := strconv.Atoi(r.PathValue("level"))
+	if err != nil || level < 0 || level > litestream.SnapshotLevel || !ValidName(name) {
+		streamError(w, http.StatusBadRequest, errors.New("want a level and the name of a replicated file"))
+		return nil, 0, false
+	}
+	c, err := Target{Dir: rep.target.Dir}.client(name)
+	if err != nil {
+		streamError(w, http.StatusBadRequest, err)
+		return nil, 0, false
+	}
+	return c, level, true
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		streamError(w, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
+}
+
+func streamError(w http.ResponseWriter, status int, err error) {
+	http.Error(w, err.Error(), status)
+}
+
+// StreamClient is a read-only replica client of one file over a primary's replication stream: what
+// an edge restores and follows from.
+type StreamClient struct {
+	base, token, name string
+	http              *http.Client
+}
+
+var _ litestream.ReplicaClient = (*StreamClient)(nil)
+
+// NewStreamClient returns the client of the file named name on the primary at base (its address,
+// for example https://primary.internal:8080).
+func NewStreamClient(base, token, name string, hc *http.Client) *StreamClient {
+	if hc == nil {
+		hc = &http.Client{Timeout: time.Minute}
+	}
+	return &StreamClient{base: strings.TrimSuffix(base, "/"), token: token, name: name, http: hc}
+}
+
+// errReadOnly answers every write: the stream is read-only.
+var errReadOnly = errors.New("replicate: the replication stream is read-only")
+
+func (c *StreamClient) Type() string                    { return "stream" }
+func (c *StreamClient) Init(context.Context) error      { return nil }
+func (c *StreamClient) SetLogger(*slog.Logger)          {}
+func (c *StreamClient) DeleteAll(context.Context) error { return errReadOnly }
+func (c *StreamClient) DeleteLTXFiles(context.Context, []*ltx.FileInfo) error {
+	return errReadOnly
+}
+func (c *StreamClient) WriteLTXFile(context.Context, int, ltx.TXID, ltx.TXID, io.Reader) (*ltx.FileInfo, error) {
+	return nil, errReadOnly
+}
+
+func (c *StreamClient) get(ctx context.Context, path string, header http.Header) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base+StreamPrefix+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	return c.http.Do(req)
+}
+
+// LTXFiles lists the LTX files of a level from seek on.
+func (c *StreamClient) LTXFiles(ctx context.Context, level int, seek ltx.TXID, useMetadata bool) (ltx.FileIterator, error) {
+	q := url.Values{"name": {c.name}}
+	if useMetadata {
+		q.Set("meta", "1")
+	}
+	resp, err := c.get(ctx, "ltx/"+strconv.Itoa(level)+"?"+q.Encode(), nil)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("replication stream: list %s level %d: %s", c.name, level, resp.Status)
+	}
+	var infos []*ltx.FileInfo
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&infos); err != nil {
+		return nil, fmt.Errorf("replication stream: list %s: %w", c.name, err)
+	}
+	out := infos[:0]
+	for _, fi := range infos {
+		if fi.MinTXID >= seek {
+			out = append(out, fi)
+		}
+	}
+	return ltx.NewFileInfoSliceIterator(out), nil
+}
+
+// OpenLTXFile opens one LTX file, or size bytes of it from offset (all of it when size is 0).
+func (c *StreamClient) OpenLTXFile(ctx context.Context, level int, minTXID, maxTXID ltx.TXID, offset, size int64) (io.ReadCloser, error) {
+	h := http.Header{}
+	switch {
+	case size > 0:
+		h.Set("Range", fmt.Sprintf("bytes=%d-%d", offset, offset+size-1))
+	case offset > 0:
+		h.Set("Range", fmt.Sprintf("bytes=%d-", offset))
+	}
+	path := "ltx/" + strconv.Itoa(level) + "/" + ltx.FormatFilename(minTXID, maxTXID) + "?" + url.Values{"name": {c.name}}.Encode()
+	resp, err := c.get(ctx, path, h)
+	if err != nil {
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusOK, http.StatusPartialContent:
+		return resp.Body, nil
+	case http.StatusNotFound:
+		resp.Body.Close()
+		return nil, os.ErrNotExist
+	}
+	resp.Body.Close()
+	return nil, fmt.Errorf("replication stream: get %s %s: %s", c.name, path, resp.Status)
+}
+
+// RestoreFrom restores the file named name from a replica client (a primary's stream) into the
+// data folder, as Restore does from a target.
+func RestoreFrom(ctx context.Context, data string, c litestream.ReplicaClient, name string, at At) error {
+	return restore(ctx, data, c, name, at)
+}

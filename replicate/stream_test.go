@@ -1,0 +1,84 @@
+package replicate_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/dirsvc/dirsvc/replicate"
+)
+
+// TestAnEdgeRestoresFromThePrimarysStream serves a primary's replica over the replication stream
+// and restores every file from it, latest and at an earlier position, as an edge bootstraps.
+func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
+	ctx := context.Background()
+	data, store := smallFolder(t)
+	target := replicate.Target{Dir: t.TempDir()}
+	r, err := replicate.Open(ctx, data, target, smallFiles, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { store.Close(); r.Close(ctx) }()
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := r.Positions()
+	rename(t, store, "Coast Counselling Renamed")
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const token = "replication-token-for-tests"
+	h, err := replicate.Stream(r, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	// Without the token the stream gives nothing away.
+	for _, auth := range []string{"", "Bearer wrong-token-of-some-length", "Basic " + token} {
+		req, _ := http.NewRequest("GET", srv.URL+replicate.StreamPrefix+"files", nil)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("Authorization %q: %d", auth, resp.StatusCode)
+		}
+	}
+	if err := replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, "wrong-token-of-some-length", "platform", nil),
+		"platform", replicate.At{}); err == nil {
+		t.Error("a restore with a wrong token succeeded")
+	}
+
+	latest, earlier := t.TempDir(), t.TempDir()
+	for _, name := range smallFiles {
+		c := replicate.NewStreamClient(srv.URL, token, name, nil)
+		if err := replicate.RestoreFrom(ctx, latest, c, name, replicate.At{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := replicate.RestoreFrom(ctx, earlier, c, name, replicate.At{TXID: before[name]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := serviceName(t, latest, "svc_counsel"); got != "Coast Counselling Renamed" {
+		t.Errorf("latest from the stream: %q", got)
+	}
+	if got := serviceName(t, earlier, "svc_counsel"); got != "Coast Counselling" {
+		t.Errorf("earlier from the stream: %q", got)
+	}
+	err = replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, token, "dirs/other/directory", nil),
+		"dirs/other/directory", replicate.At{})
+	if !errors.Is(err, replicate.ErrNotReplicated) {
+		t.Errorf("a file the primary does not replicate: %v", err)
+	}
+	if _, err := replicate.Stream(r, "short"); err == nil {
+		t.Error("a short replication token was accepted")
+	}
+}
