@@ -1,6 +1,11 @@
 package edge
 
-import "net/http"
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/dirsvc/dirsvc"
+)
 
 // routes registers every read route. It is the one list of what the edge serves.
 func (s *Server) routes() {
@@ -20,8 +25,22 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/", s.handleNotFound)
 }
 
+// handleHealth reports the node's role and replication state: 200 while healthy, 503 otherwise (an
+// edge lagging past its bound), for load balancers and operators. It is not part of the API.
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	st := dirsvc.NodeStatus{Role: dirsvc.RoleServe, Healthy: true}
+	if s.cfg.Status != nil {
+		st = s.cfg.Status(r.Context())
+	}
+	body, err := json.Marshal(st)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write([]byte("ok\n"))
+	if !st.Healthy {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	w.Write(body)
 }

@@ -4,6 +4,7 @@
 package edge
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -35,6 +36,9 @@ type Config struct {
 	ClientIPHeader string
 	// Keys verify partner clients' access tokens; nil means every presented token is refused.
 	Keys Keys
+	// Status reports the node's role and replication state on /healthz; nil reports a healthy
+	// serve node. An unhealthy node answers 503 there.
+	Status func(context.Context) dirsvc.NodeStatus
 }
 
 // Server is the HTTP handler of the read routes.

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
+	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/edge/edgetest"
 	"github.com/dirsvc/dirsvc/primary/demo"
 	"github.com/dirsvc/dirsvc/replicate"
@@ -223,7 +224,8 @@ func TestPrimaryReplicatesAndRestores(t *testing.T) {
 	bin := buildBinary(t)
 	data, replica := t.TempDir(), t.TempDir()
 	const token = "a-replication-token-for-tests"
-	addr, cmd, log := startMode(t, bin, "primary", "--data", data, "--replica-dir", replica, "--replication-token", token)
+	addr, cmd, log := startMode(t, bin, "primary", "--data", data, "--replica-dir", replica, "--replication-token", token,
+		"--metrics-addr", "127.0.0.1:0")
 	fixture := filepath.Join("..", "..", "testdata", "small.ndjson")
 	if out, err := exec.Command(bin, "import", "--data", data, fixture).CombinedOutput(); err != nil {
 		t.Fatalf("import while the primary runs: %v\n%s", err, out)
@@ -238,6 +240,31 @@ func TestPrimaryReplicatesAndRestores(t *testing.T) {
 			t.Fatalf("the imported directory was not replicated:\n%s", log)
 		}
 		time.Sleep(100 * time.Millisecond) // polling a folder another process writes, with a deadline
+	}
+	// The health route names the role and every replicated file's position; metrics are served on
+	// their own address.
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var health dirsvc.NodeStatus
+	json.NewDecoder(resp.Body).Decode(&health)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || health.Role != "primary" || !health.Healthy || len(health.Files) < 3 {
+		t.Errorf("health: %d %+v", resp.StatusCode, health)
+	}
+	metricsAddr := regexp.MustCompile(`msg=metrics addr=(\S+)`).FindStringSubmatch(log.String())
+	if metricsAddr == nil {
+		t.Fatalf("no metrics address logged:\n%s", log)
+	}
+	resp, err = http.Get("http://" + metricsAddr[1] + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(metrics), "litestream_txid") {
+		t.Errorf("metrics hold no replication position:\n%.500s", metrics)
 	}
 	// An edge can take the directory from the primary's replication stream.
 	edgeData := t.TempDir()
@@ -254,7 +281,7 @@ func TestPrimaryReplicatesAndRestores(t *testing.T) {
 
 	empty := filepath.Join(t.TempDir(), "data")
 	addr, _, log2 := startMode(t, bin, "primary", "--data", empty, "--replica-dir", replica)
-	resp, err := http.Get("http://" + addr + "/v1/d/small/services/svc_gp?view=brief")
+	resp, err = http.Get("http://" + addr + "/v1/d/small/services/svc_gp?view=brief")
 	if err != nil {
 		t.Fatal(err)
 	}

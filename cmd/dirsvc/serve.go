@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary"
@@ -41,6 +44,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	baseURL := fs.String("base-url", envOr("DIRSVC_BASE_URL", ""), "public address of the service, e.g. https://directory.example.org ($DIRSVC_BASE_URL)")
 	ipHeader := fs.String("client-ip-header", envOr("DIRSVC_CLIENT_IP_HEADER", ""), "header in which a trusted proxy in front names the client's address, e.g. Fly-Client-IP ($DIRSVC_CLIENT_IP_HEADER); set it only behind such a proxy")
 	perMinute := fs.Int("anonymous-per-minute", envInt("DIRSVC_ANONYMOUS_PER_MINUTE", edge.DefaultAnonymousLimits.PerMinute), "requests a minute per anonymous client address")
+	metricsAddr := fs.String("metrics-addr", envOr("DIRSVC_METRICS_ADDR", ""), "address of Prometheus metrics, e.g. 127.0.0.1:9090; keep it private ($DIRSVC_METRICS_ADDR)")
 	perDay := fs.Int("anonymous-per-day", envInt("DIRSVC_ANONYMOUS_PER_DAY", edge.DefaultAnonymousLimits.PerDay), "requests a day per anonymous client address")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -104,9 +108,26 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		return err
 	}
 	access.Issuer = *baseURL
-	handler := edge.New(edge.Config{Catalog: store, Logger: m.Log, BaseURL: *baseURL, ClientIPHeader: *ipHeader,
-		AnonymousLimits: edge.Limits{PerMinute: *perMinute, PerDay: *perDay}, Keys: store})
+	cfg := edge.Config{Catalog: store, Logger: m.Log, BaseURL: *baseURL, ClientIPHeader: *ipHeader,
+		AnonymousLimits: edge.Limits{PerMinute: *perMinute, PerDay: *perDay}, Keys: store}
+	if rep != nil {
+		cfg.Status = func(context.Context) dirsvc.NodeStatus { return primaryStatus(rep) }
+	}
+	handler := edge.New(cfg)
 	access.Mount(handler, m.Log)
+	if *metricsAddr != "" {
+		// Prometheus metrics, on their own (private) address: Litestream's per file
+		// (litestream_txid, sync and checkpoint counts and times, labelled with file paths) and the
+		// Go runtime's.
+		mln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			return fmt.Errorf("listen for metrics: %w", err)
+		}
+		metrics := &http.Server{Handler: promhttp.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		go metrics.Serve(mln)
+		defer metrics.Close()
+		m.Log.Info("metrics", "addr", mln.Addr().String())
+	}
 	if rep != nil && *repToken != "" {
 		stream, err := replicate.Stream(rep, *repToken)
 		if err != nil {
@@ -247,4 +268,18 @@ func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target r
 	}()
 	m.Log.Info("replicating", "files", len(names))
 	return rep, func() { cancel(); <-done }, nil
+}
+
+// primaryStatus reports a primary's files and their positions; a primary is healthy while it can
+// read them.
+func primaryStatus(rep *replicate.Replicator) dirsvc.NodeStatus {
+	st := dirsvc.NodeStatus{Role: dirsvc.RolePrimary, Healthy: true}
+	pos, err := rep.Positions()
+	if err != nil {
+		st.Healthy = false
+	}
+	for _, name := range rep.Names() {
+		st.Files = append(st.Files, dirsvc.FileStatus{Name: name, Position: pos[name]})
+	}
+	return st
 }
