@@ -190,10 +190,14 @@ func (m *Main) loadDemoIfEmpty(ctx context.Context, store *dirdb.Store) error {
 }
 
 // restoreIfEmpty restores every file the target holds into a data folder that holds no platform
-// file yet; a target that holds nothing leaves the folder empty.
+// file yet; a target that holds nothing leaves the folder empty. Object storage, when configured, is
+// the copy restored from: the replica folder usually sits on the lost volume.
 func (m *Main) restoreIfEmpty(ctx context.Context, target replicate.Target) error {
 	if _, err := os.Stat(replicate.FilePath(m.Data, "platform")); err == nil {
 		return nil
+	}
+	if target.S3 != nil {
+		target = replicate.Target{S3: target.S3}
 	}
 	err := replicate.Restore(ctx, m.Data, target, "platform", replicate.At{})
 	if errors.Is(err, replicate.ErrNotReplicated) {
