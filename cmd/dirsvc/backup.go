@@ -162,27 +162,44 @@ func (m *Main) restore(ctx context.Context, args []string) error {
 			return err
 		}
 	default:
-		if err := one("platform", false); err != nil {
-			return err
-		}
-		store, err := dirdb.Open(ctx, m.Data)
+		n, err := restoreFolder(ctx, m.Data, target, point)
 		if err != nil {
 			return err
 		}
-		slugs, err := store.Slugs(ctx)
-		store.Close()
-		if err != nil {
-			return err
-		}
-		for _, s := range slugs {
-			if err := one("dirs/"+s+"/directory", false); err != nil {
-				return err
-			}
-			if err := one("dirs/"+s+"/ops", true); err != nil {
-				return err
-			}
-		}
+		restored += n
 	}
 	m.Log.Info("restore done", "files", restored, "duration", time.Since(start))
 	return nil
+}
+
+// restoreFolder restores every file the target holds into the data folder: the platform's first,
+// then each directory it names (a directory's ops file only when there is one). It returns how many
+// files it restored; ErrNotReplicated when the target holds no platform file.
+func restoreFolder(ctx context.Context, data string, target replicate.Target, at replicate.At) (int, error) {
+	if err := replicate.Restore(ctx, data, target, "platform", at); err != nil {
+		return 0, err
+	}
+	store, err := dirdb.Open(ctx, data)
+	if err != nil {
+		return 1, err
+	}
+	slugs, err := store.Slugs(ctx)
+	store.Close()
+	if err != nil {
+		return 1, err
+	}
+	n := 1
+	for _, slug := range slugs {
+		for _, f := range []string{"directory", "ops"} {
+			err := replicate.Restore(ctx, data, target, "dirs/"+slug+"/"+f, at)
+			switch {
+			case err == nil:
+				n++
+			case f == "ops" && errors.Is(err, replicate.ErrNotReplicated):
+			default:
+				return n, err
+			}
+		}
+	}
+	return n, nil
 }

@@ -199,31 +199,14 @@ func (m *Main) restoreIfEmpty(ctx context.Context, target replicate.Target) erro
 	if target.S3 != nil {
 		target = replicate.Target{S3: target.S3}
 	}
-	err := replicate.Restore(ctx, m.Data, target, "platform", replicate.At{})
-	if errors.Is(err, replicate.ErrNotReplicated) {
+	n, err := restoreFolder(ctx, m.Data, target, replicate.At{})
+	if errors.Is(err, replicate.ErrNotReplicated) && n == 0 {
 		m.Log.Info("the replica target holds nothing yet: starting empty")
 		return nil
 	} else if err != nil {
 		return err
 	}
-	store, err := dirdb.Open(ctx, m.Data)
-	if err != nil {
-		return err
-	}
-	slugs, err := store.Slugs(ctx)
-	store.Close()
-	if err != nil {
-		return err
-	}
-	for _, slug := range slugs {
-		for _, f := range []string{"directory", "ops"} {
-			err := replicate.Restore(ctx, m.Data, target, "dirs/"+slug+"/"+f, replicate.At{})
-			if err != nil && !(f == "ops" && errors.Is(err, replicate.ErrNotReplicated)) {
-				return err
-			}
-		}
-	}
-	m.Log.Info("restored the data folder from the replica target", "directories", len(slugs))
+	m.Log.Info("restored the data folder from the replica target", "files", n)
 	return nil
 }
 
