@@ -97,6 +97,22 @@ func (r *Replicator) Add(ctx context.Context, name string) (bool, error) {
 	return true, nil
 }
 
+// Remove stops replicating a file (a directory dropped after its first import failed); what the
+// target holds of it stays there.
+func (r *Replicator) Remove(ctx context.Context, name string) error {
+	r.mu.Lock()
+	_, ok := r.dbs[name]
+	delete(r.dbs, name)
+	r.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	if err := r.store.UnregisterDB(ctx, FilePath(r.data, name)); err != nil {
+		return fmt.Errorf("stop replicating %s: %w", name, err)
+	}
+	return nil
+}
+
 // Sync copies every file's committed changes to the replica and waits until they are there.
 func (r *Replicator) Sync(ctx context.Context) error {
 	var errs []error

@@ -172,3 +172,34 @@ func TestNames(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func TestAddAndRemoveFilesWhileReplicating(t *testing.T) {
+	ctx := context.Background()
+	data, store := smallFolder(t)
+	target := replicate.Target{Dir: t.TempDir()}
+	r, err := replicate.Open(ctx, data, target, []string{"platform"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { store.Close(); r.Close(ctx) }()
+	for _, want := range []bool{true, false} { // added once, then known
+		if added, err := r.Add(ctx, "dirs/small/directory"); err != nil || added != want {
+			t.Fatalf("Add: %v, %v; want %v", added, err, want)
+		}
+	}
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := replicate.Restore(ctx, t.TempDir(), target, "dirs/small/directory", replicate.At{}); err != nil {
+		t.Errorf("a file added while replicating: %v", err)
+	}
+	if err := r.Remove(ctx, "dirs/small/directory"); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Names(); len(got) != 1 || got[0] != "platform" {
+		t.Errorf("after Remove: %v", got)
+	}
+	if _, err := r.Add(ctx, "dirs/../platform"); err == nil {
+		t.Error("a name outside the data folder's layout was added")
+	}
+}

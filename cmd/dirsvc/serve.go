@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -249,6 +250,16 @@ func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target r
 					m.Log.Error("replicate a new file", "file", name, "err", err)
 				} else if added {
 					m.Log.Info("replicating", "file", name)
+				}
+			}
+			// A directory dropped since (its first import failed) is replicated no more.
+			for _, name := range rep.Names() {
+				if !slices.Contains(names, name) {
+					if err := rep.Remove(ctx, name); err != nil {
+						m.Log.Error("stop replicating a dropped file", "file", name, "err", err)
+					} else {
+						m.Log.Info("no longer replicating", "file", name)
+					}
 				}
 			}
 		}
