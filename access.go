@@ -84,7 +84,7 @@ func (n Narrowing) Validate() error {
 		}
 	}
 	for _, c := range n.Categories {
-		if !validCode(c) {
+		if !ValidCode(c) {
 			return InvalidParam("categories", "%q is not a category code", c)
 		}
 	}
@@ -96,8 +96,9 @@ func (n Narrowing) Validate() error {
 	return nil
 }
 
-// validCode reports whether s is a plausible code: 1 to 64 letters, digits and _ . : -.
-func validCode(s string) bool {
+// ValidCode reports whether s is a well-formed type or category code: 1 to 64 letters, digits and
+// _ . : -.
+func ValidCode(s string) bool {
 	if len(s) == 0 || len(s) > 64 {
 		return false
 	}
@@ -108,9 +109,6 @@ func validCode(s string) bool {
 	}
 	return true
 }
-
-// ValidCode reports whether s is a well-formed type or category code.
-func ValidCode(s string) bool { return validCode(s) }
 
 // Viewer is who reads: the audience every view is projected for, and the narrowing of the client,
 // if any. The zero Viewer is an anonymous caller.

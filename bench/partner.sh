@@ -6,23 +6,10 @@
 #  2. the service list: pages of 100 (limit=100) at random cursors, anonymous: requests/s and p95.
 #
 #   bench/partner.sh [SERVICES] [DURATION]      defaults: 100000 services, 10s per measurement
-set -euo pipefail
-cd "$(dirname "$0")/.."
 services=${1:-100000}
 duration=${2:-10s}
-out=bench/out
-mkdir -p "$out"
-command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
-go build -o "$out/dirsvc" ./cmd/dirsvc
-
-data="$out/data-$services"
-if [ ! -d "$data/dirs/demo" ]; then
-  rm -rf "$data"
-  "$out/dirsvc" gen --services "$services" --seed 1 --out "$out/demo-$services.ndjson"
-  "$out/dirsvc" import --data "$data" "$out/demo-$services.ndjson"
-fi
-grep '"kind":"service"' "$out/demo-$services.ndjson" | grep -v '"state":' | grep -v '"audiences"' \
-  | sed 's/.*"publicId":"\([^"]*\)".*/\/v1\/d\/demo\/services\/\1?view=brief/' | shuf -n 20000 --random-source=<(yes) > "$out/read-paths.txt"
+source "$(dirname "$0")/setup.sh"
+sed 's/.*/\/v1\/d\/demo\/services\/&?view=brief/' "$out/ids.txt" > "$out/read-paths.txt"
 
 # A partner client whose limit does not get in the way of a load test.
 client=$("$out/dirsvc" clients --data "$data" create --name "Load test" --partner --directory demo --tier partner \

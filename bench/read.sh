@@ -5,26 +5,10 @@
 # settings, in turn, five rounds, in one run of this script.
 #
 #   bench/read.sh [SERVICES] [DURATION]      defaults: 100000 services, 10s per server and round
-set -euo pipefail
-cd "$(dirname "$0")/.."
 services=${1:-100000}
 duration=${2:-10s}
-out=bench/out
-mkdir -p "$out"
-command -v wrk >/dev/null || { echo "wrk is needed: apt-get install wrk" >&2; exit 1; }
-
-go build -o "$out/dirsvc" ./cmd/dirsvc
+source "$(dirname "$0")/setup.sh"
 go build -o "$out/plain" ./bench/plain
-
-data="$out/data-$services"
-if [ ! -d "$data/dirs/demo" ]; then
-  rm -rf "$data"
-  "$out/dirsvc" gen --services "$services" --seed 1 --out "$out/demo-$services.ndjson"
-  "$out/dirsvc" import --data "$data" "$out/demo-$services.ndjson"
-fi
-# 20,000 random services that are live and public themselves, from the import file.
-grep '"kind":"service"' "$out/demo-$services.ndjson" | grep -v '"state":' | grep -v '"audiences"' \
-  | sed 's/.*"publicId":"\([^"]*\)".*/\1/' | shuf -n 20000 --random-source=<(yes) > "$out/ids.txt"
 
 # The anonymous rate limits stay on (every request goes through them) but high enough for a load test.
 "$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/serve.log" &

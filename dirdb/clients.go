@@ -176,7 +176,7 @@ func (s *Store) RemoveGrant(ctx context.Context, id, dir string) error {
 	return s.updateClient(ctx, "DELETE FROM grants WHERE client_id = ? AND directory = ?", id, dir)
 }
 
-// CreateAccessRequest records a pending access request.
+// CreateAccessRequest records a pending access request of a live client; ErrNotFound for any other.
 func (s *Store) CreateAccessRequest(ctx context.Context, r *dirsvc.AccessRequest) error {
 	var reason any
 	if r.PractitionerListReason != "" {
@@ -184,12 +184,14 @@ func (s *Store) CreateAccessRequest(ctx context.Context, r *dirsvc.AccessRequest
 	}
 	err := s.platform.QueryRowContext(ctx, `
 INSERT INTO access_requests (client_id, directory, scopes, practitioner_list_reason, created_at)
-VALUES (?, ?, ?, ?, ?) RETURNING id, status`, r.Client, r.Directory, strings.Join(r.Scopes, " "), reason, nowText()).
-		Scan(&r.ID, &r.Status)
-	if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
+SELECT client_id, ?, ?, ?, ? FROM clients WHERE client_id = ? AND revoked_at IS NULL
+RETURNING id, status`, r.Directory, strings.Join(r.Scopes, " "), reason, nowText(), r.Client).Scan(&r.ID, &r.Status)
+	if errors.Is(err, sql.ErrNoRows) {
 		return dirsvc.ErrNotFound
+	} else if err != nil {
+		return fmt.Errorf("record access request: %w", err)
 	}
-	return err
+	return nil
 }
 
 const accessRequestColumns = "id, client_id, directory, scopes, COALESCE(practitioner_list_reason, ''), status"

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -19,7 +20,7 @@ type Leadership struct {
 // since it was published (the end date has passed in the directory's time zone).
 func (s *Server) currentLeaders(r *http.Request, rd *reading, orgID string) ([]dirsvc.LeaderView, error) {
 	p, err := rd.dir.Leadership(r.Context(), orgID)
-	if err == dirsvc.ErrNotFound {
+	if errors.Is(err, dirsvc.ErrNotFound) {
 		return []dirsvc.LeaderView{}, nil
 	} else if err != nil {
 		return nil, err

@@ -38,13 +38,13 @@ func (rd *reading) aud() dirsvc.Audience { return rd.viewer.Audience }
 
 // readRecord resolves a record read to its view for the caller, or to the error to answer: forbidden
 // (a client without graph:read), not found (missing, hidden, outside the client's narrowing, wrong
-// kind, taken down), gone (closed or removed) or moved (merged). briefDefault says whether the kind's
-// default representation is the brief one.
-func (s *Server) readRecord(r *http.Request, kind dirsvc.Kind, briefDefault bool) (*reading, error) {
-	brief := briefDefault
+// kind, taken down), gone (closed or removed) or moved (merged). The route says whether the kind's
+// default representation is the brief one, and whether it has a page at all.
+func (s *Server) readRecord(r *http.Request, rt recordRoute) (*reading, error) {
+	brief := rt.briefDefault
 	switch view := r.URL.Query().Get("view"); {
-	case kind == dirsvc.KindRole:
-		// A role has one representation and takes no view.
+	case rt.page == nil:
+		// A kind with one representation takes no view.
 	case view == "":
 	case view == "page":
 		brief = false
@@ -57,7 +57,7 @@ func (s *Server) readRecord(r *http.Request, kind dirsvc.Kind, briefDefault bool
 	if err != nil {
 		return nil, err
 	}
-	return s.resolve(r, kind, viewer, brief)
+	return s.resolve(r, rt.kind, viewer, brief)
 }
 
 // resolve finds the record of the request's path for the viewer (see readRecord).
@@ -165,7 +165,9 @@ type recordRoute struct {
 	kind           dirsvc.Kind
 	briefDefault   bool // the brief view is the default representation
 	briefAddresses func(body []byte) bool
-	page           func(s *Server, ctx context.Context, rd *reading) (page any, addresses bool, err error)
+	// page composes the page representation; nil for a kind that has only its brief view (and
+	// takes no view parameter).
+	page func(s *Server, ctx context.Context, rd *reading) (page any, addresses bool, err error)
 }
 
 var (
@@ -233,7 +235,7 @@ func (s *Server) handleGetOrganisation(w http.ResponseWriter, r *http.Request) {
 // getRecord answers a record read: the stored brief view as it is, or the page composed from the
 // views of the same audience.
 func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRoute) {
-	rd, err := s.readRecord(r, rt.kind, rt.briefDefault)
+	rd, err := s.readRecord(r, rt)
 	if err != nil {
 		s.recordError(w, r, rt.kind, err)
 		return

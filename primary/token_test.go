@@ -328,4 +328,14 @@ func TestAccessRequestsNeedAReasonForPractitioners(t *testing.T) {
 	if err != nil || got.PractitionerListReason != req.PractitionerListReason || got.Status != "pending" {
 		t.Fatalf("stored request %+v, %v", got, err)
 	}
+	// Only a live client asks.
+	if err := a.access.Revoke(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	for _, client := range []string{id, "dirp_nobody"} {
+		r := &dirsvc.AccessRequest{Client: client, Directory: "small", Scopes: []string{dirsvc.ScopeGraphRead}}
+		if err := a.access.RequestAccess(ctx, r); !errors.Is(err, dirsvc.ErrNotFound) {
+			t.Errorf("a request of %s: %v", client, err)
+		}
+	}
 }
