@@ -17,6 +17,7 @@ const (
 	EConflict       = "conflict"            // 409 on admin operations
 	ERateLimited    = "rate-limited"        // 429, with Retry-After
 	EInternal       = "internal"            // 500
+	EUnavailable    = "unavailable"         // 503, with Retry-After: the primary cannot be reached
 )
 
 // Error is a domain error with a code the wire maps to a status. Message is written for the client;

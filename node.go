@@ -23,3 +23,16 @@ type FileStatus struct {
 	Position   uint64  `json:"position"`
 	LagSeconds float64 `json:"lagSeconds,omitempty"`
 }
+
+// Platform is what an edge needs of the primary's platform file: the directories it serves, with
+// the operator's switches, and the public token keys. It carries no client, secret or grant.
+type Platform struct {
+	Directories []PlatformDirectory `json:"directories"`
+	Keys        []SigningKey        `json:"keys"`
+}
+
+// PlatformDirectory is one directory of the platform and the switches only the operator sets.
+type PlatformDirectory struct {
+	Slug                      string `json:"slug"`
+	SeniorManagementAvailable bool   `json:"seniorManagementAvailable"`
+}

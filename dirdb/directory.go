@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -38,14 +39,21 @@ type Directory struct {
 
 func openDirectory(ctx context.Context, s *Store, slug string) (*Directory, error) {
 	path := filepath.Join(s.root, "dirs", slug, "directory.db")
-	w, err := openWriter(ctx, path, schema.Directory)
-	if err != nil {
-		return nil, err
+	var w *sql.DB // none on a replica: its file changes only by replication
+	if !s.replica {
+		var err error
+		if w, err = openWriter(ctx, path, schema.Directory); err != nil {
+			return nil, err
+		}
+	} else if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open directory %q: %w", slug, err)
 	}
 	hot := 2 * runtime.GOMAXPROCS(0)
 	r, err := openReaders(path, hot)
 	if err != nil {
-		w.Close()
+		if w != nil {
+			w.Close()
+		}
 		return nil, err
 	}
 	d := &Directory{slug: slug, store: s, readers: r, writer: w, cache: newViewCache(&s.cached)}
@@ -58,7 +66,10 @@ func openDirectory(ctx context.Context, s *Store, slug string) (*Directory, erro
 
 func (d *Directory) close() error {
 	d.cache.clear()
-	errs := []error{d.stmts.close(), d.readers.Close(), d.writer.Close()}
+	errs := []error{d.stmts.close(), d.readers.Close()}
+	if d.writer != nil {
+		errs = append(errs, d.writer.Close())
+	}
 	if d.ops != nil {
 		errs = append(errs, d.ops.Close())
 	}
@@ -80,21 +91,24 @@ func (d *Directory) opsDB(ctx context.Context) (*sql.DB, error) {
 // Info returns the directory's published description; ErrNotFound before its first import.
 func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
 	d.infoMu.Lock()
-	defer d.infoMu.Unlock()
-	if d.info != nil {
-		return d.info, nil
+	info := d.info
+	d.infoMu.Unlock()
+	if info != nil {
+		return info, nil
 	}
+	// The gate is taken without infoMu held: the follower holds the gate while it calls changed.
 	d.gate.RLock()
-	defer d.gate.RUnlock()
+	gen := d.stmts.views.gen.Load()
 	var doc []byte
 	err := d.readers.QueryRowContext(ctx, "SELECT doc FROM directory WHERE id = 1").Scan(&doc)
+	d.gate.RUnlock()
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, dirsvc.ErrNotFound
 	} else if err != nil {
 		return nil, fmt.Errorf("read directory %q: %w", d.slug, err)
 	}
-	var info dirsvc.Directory
-	if err := json.Unmarshal(doc, &info); err != nil {
+	info = new(dirsvc.Directory)
+	if err := json.Unmarshal(doc, info); err != nil {
 		return nil, fmt.Errorf("decode directory %q: %w", d.slug, err)
 	}
 	on, err := d.store.SeniorManagementAvailable(ctx, d.slug)
@@ -102,19 +116,24 @@ func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
 		return nil, err
 	}
 	info.SeniorManagementAvailable = on
-	d.info = &info
-	return d.info, nil
+	d.infoMu.Lock()
+	if d.stmts.views.gen.Load() == gen { // no change since it was read: keep it
+		d.info = info
+	}
+	d.infoMu.Unlock()
+	return info, nil
 }
 
 // changed drops what readers keep of the published file: the cached description, the hot readers'
 // snapshots and the cached views. Call it after every commit to directory.db (on an edge, after applying
-// replicated changes, under the gate).
+// replicated changes, under the gate). The generation moves first, so a description or view read
+// before the change is never kept after it.
 func (d *Directory) changed() {
+	d.stmts.views.changed()
 	d.infoMu.Lock()
 	d.info = nil
 	d.infoMu.Unlock()
-	d.stmts.views.changed()
-	d.cache.clear() // after the generation moved on, so no read from before it is kept
+	d.cache.clear()
 }
 
 // Reader returns the directory's reader; it satisfies dirsvc.Catalog.
@@ -128,6 +147,9 @@ func (s *Store) Reader(ctx context.Context, slug string) (dirsvc.DirectoryReader
 
 // Writer returns the write side of a directory; it satisfies dirsvc.DirectoryStore.
 func (s *Store) Writer(ctx context.Context, slug string) (dirsvc.DirectoryWriter, error) {
+	if s.replica {
+		return nil, errReplica
+	}
 	d, err := s.Directory(ctx, slug)
 	if err != nil {
 		return nil, err

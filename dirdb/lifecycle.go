@@ -86,6 +86,9 @@ func (d *Directory) Transition(ctx context.Context, publicID string, t dirsvc.Tr
 func (d *Directory) Source(ctx context.Context, publicID string) (dirsvc.Record, error) {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
+	if d.writer == nil {
+		return nil, errReplica
+	}
 	ops, err := d.opsDB(ctx)
 	if err != nil {
 		return nil, err

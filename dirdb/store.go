@@ -20,6 +20,7 @@ import (
 type Store struct {
 	root     string
 	platform *sql.DB
+	replica  bool // an edge's copy: directory files are followed, never written here
 
 	mu   sync.Mutex
 	dirs map[string]*dirEntry
@@ -44,7 +45,9 @@ func openedEntry(d *Directory) *dirEntry {
 }
 
 // Open opens (creating and migrating where needed) the data folder at root.
-func Open(ctx context.Context, root string) (*Store, error) {
+func Open(ctx context.Context, root string) (*Store, error) { return open(ctx, root, false) }
+
+func open(ctx context.Context, root string, replica bool) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(root, "dirs"), 0o755); err != nil {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}
@@ -52,7 +55,7 @@ func Open(ctx context.Context, root string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{root: root, platform: p, dirs: map[string]*dirEntry{}}
+	s := &Store{root: root, platform: p, replica: replica, dirs: map[string]*dirEntry{}}
 	if err := s.reloadKeys(ctx); err != nil {
 		p.Close()
 		return nil, err
@@ -139,6 +142,9 @@ func (s *Store) Directory(ctx context.Context, slug string) (*Directory, error) 
 // CreateDirectory registers a new, empty directory and returns it; it is a conflict when the slug is
 // taken.
 func (s *Store) CreateDirectory(ctx context.Context, slug string) (*Directory, error) {
+	if s.replica {
+		return nil, errReplica
+	}
 	if !dirsvc.ValidSlug(slug) {
 		return nil, dirsvc.InvalidParam("slug", "%q is not a valid directory slug", slug)
 	}
@@ -224,6 +230,7 @@ func (s *Store) SetSeniorManagementAvailable(ctx context.Context, slug string, o
 	if ok {
 		<-e.ready
 		if d := e.d; d != nil {
+			d.stmts.views.gen.Add(1) // a description read before the switch is not kept (see Info)
 			d.infoMu.Lock()
 			d.info = nil
 			d.infoMu.Unlock()

@@ -48,6 +48,9 @@ func (w *writeTx) exec(tx *sql.Tx, query string, args ...any) error {
 func (d *Directory) write(ctx context.Context, fn func(w *writeTx) error) (dirsvc.ImportStats, error) {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
+	if d.writer == nil {
+		return dirsvc.ImportStats{}, errReplica
+	}
 	ops, err := d.opsDB(ctx)
 	if err != nil {
 		return dirsvc.ImportStats{}, err

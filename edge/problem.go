@@ -34,6 +34,7 @@ var problemKinds = map[string]struct {
 	dirsvc.EConflict:       {http.StatusConflict, "Conflict"},
 	dirsvc.ERateLimited:    {http.StatusTooManyRequests, "Too many requests"},
 	dirsvc.EInternal:       {http.StatusInternalServerError, "Internal error"},
+	dirsvc.EUnavailable:    {http.StatusServiceUnavailable, "Unavailable"},
 }
 
 // ProblemTypeBase prefixes problem type URIs; the code follows it.
@@ -72,3 +73,7 @@ func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
 	s.error(w, r, dirsvc.ErrNotFound)
 }
+
+// WriteError answers a request of another part of the service (the primary's routes mounted with
+// Handle) with err as a problem, as the read routes answer theirs.
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) { s.error(w, r, err) }

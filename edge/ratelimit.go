@@ -127,7 +127,9 @@ func (l *limiter[K]) sweep(now time.Time) {
 // connection. IPv6 addresses count by their /64, which one subscriber usually holds whole.
 func (s *Server) clientKey(r *http.Request) netip.Addr {
 	var addr netip.Addr
-	if h := s.cfg.ClientIPHeader; h != "" {
+	if v := s.forwardedClient(r); v != "" {
+		addr, _ = netip.ParseAddr(v)
+	} else if h := s.cfg.ClientIPHeader; h != "" {
 		if v := r.Header.Get(h); v != "" {
 			if i := strings.LastIndexByte(v, ','); i >= 0 {
 				v = v[i+1:]

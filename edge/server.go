@@ -39,6 +39,12 @@ type Config struct {
 	// Status reports the node's role and replication state on /healthz; nil reports a healthy
 	// serve node. An unhealthy node answers 503 there.
 	Status func(context.Context) dirsvc.NodeStatus
+	// Forwarding makes the node an edge: what it does not serve goes to the primary. Nil: it
+	// serves everything itself.
+	Forwarding *Forwarding
+	// EdgeToken, on a primary, is its replication token: a request forwarded by an edge that
+	// presents it is limited by the client address the edge names.
+	EdgeToken string
 }
 
 // Server is the HTTP handler of the read routes.
@@ -67,7 +73,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
 		anonymous: newLimiter[netip.Addr](), clients: newLimiter[clientLimitKey]()}
 	s.routes()
-	s.handler = s.guard(compress(s.mux))
+	s.handler = s.forwarding(s.guard(compress(s.mux)))
 	return s
 }
 

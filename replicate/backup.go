@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sort"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/benbjohnson/litestream"
 )
@@ -21,22 +24,38 @@ import (
 type Replicator struct {
 	target Target
 	data   string
-	store  *litestream.Store
-	log    *slog.Logger
+	store    *litestream.Store
+	log      *slog.Logger
+	interval time.Duration
 
 	mu  sync.Mutex
 	dbs map[string]*litestream.DB
 }
 
+// DefaultInterval is how often a file's new commits are copied to the target by default: often
+// enough that edges see a write within a few tenths of a second. An idle file costs a look at its
+// WAL each interval.
+const DefaultInterval = 100 * time.Millisecond
+
+// Options tune a Replicator.
+type Options struct {
+	Log      *slog.Logger  // nil: slog.Default()
+	Interval time.Duration // zero: DefaultInterval
+}
+
 // Open starts replicating the named files of the data folder to the target.
-func Open(ctx context.Context, data string, target Target, names []string, log *slog.Logger) (*Replicator, error) {
+func Open(ctx context.Context, data string, target Target, names []string, opt Options) (*Replicator, error) {
 	if err := target.Valid(); err != nil {
 		return nil, err
 	}
+	log := opt.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	r := &Replicator{target: target, data: data, log: log, dbs: map[string]*litestream.DB{}}
+	if opt.Interval <= 0 {
+		opt.Interval = DefaultInterval
+	}
+	r := &Replicator{target: target, data: data, log: log, interval: opt.Interval, dbs: map[string]*litestream.DB{}}
 	var dbs []*litestream.DB
 	for _, name := range names {
 		db, err := r.newDB(name, log)
@@ -62,7 +81,9 @@ func (r *Replicator) newDB(name string, log *slog.Logger) (*litestream.DB, error
 	}
 	db := litestream.NewDB(FilePath(r.data, name))
 	db.Logger = log.With("file", name)
+	db.MonitorInterval = r.interval
 	db.Replica = litestream.NewReplicaWithClient(db, c)
+	db.Replica.SyncInterval = r.interval
 	r.mu.Lock()
 	r.dbs[name] = db
 	r.mu.Unlock()
@@ -124,18 +145,45 @@ func (r *Replicator) Sync(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Positions returns each file's position: the Litestream transaction ID of its latest synced change
-// (one ID covers every commit between two syncs).
+// SyncFile copies one file's committed changes to the target, waits until they are there, and
+// returns the file's position: a write's position, for a reader who wants to see it at an edge.
+func (r *Replicator) SyncFile(ctx context.Context, name string) (uint64, error) {
+	r.mu.Lock()
+	db, ok := r.dbs[name]
+	r.mu.Unlock()
+	if !ok {
+		return 0, fmt.Errorf("replicate: %s is not replicated", name)
+	}
+	if err := db.SyncAndWait(ctx); err != nil {
+		return 0, fmt.Errorf("sync %s: %w", name, err)
+	}
+	return uint64(db.Replica.Pos().TXID), nil
+}
+
+// Positions returns each file's position: the Litestream transaction ID of its latest change the
+// target holds (one ID covers every commit between two syncs).
 func (r *Replicator) Positions() (map[string]uint64, error) {
 	out := map[string]uint64{}
 	for name, db := range r.snapshot() {
-		pos, err := db.Pos()
-		if err != nil {
-			return nil, fmt.Errorf("position of %s: %w", name, err)
-		}
-		out[name] = uint64(pos.TXID)
+		out[name] = uint64(db.Replica.Pos().TXID)
 	}
 	return out, nil
+}
+
+// positions returns every file's position, in name order, and a version that changes when any
+// position does.
+func (r *Replicator) positions() ([]FilePosition, string, error) {
+	pos, err := r.Positions()
+	if err != nil {
+		return nil, "", err
+	}
+	files := make([]FilePosition, 0, len(pos))
+	h := fnv.New64a()
+	for _, name := range r.Names() {
+		files = append(files, FilePosition{name, pos[name]})
+		fmt.Fprintf(h, "%s\x00%d\n", name, pos[name])
+	}
+	return files, strconv.FormatUint(h.Sum64(), 36), nil
 }
 
 // Names returns the replicated files' names, in order.

@@ -76,7 +76,7 @@ func rename(t *testing.T, store *dirdb.Store, name string) {
 func backupAndRestore(t *testing.T, target replicate.Target) {
 	ctx := context.Background()
 	data, store := smallFolder(t)
-	r, err := replicate.Open(ctx, data, target, smallFiles, nil)
+	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestAddAndRemoveFilesWhileReplicating(t *testing.T) {
 	ctx := context.Background()
 	data, store := smallFolder(t)
 	target := replicate.Target{Dir: t.TempDir()}
-	r, err := replicate.Open(ctx, data, target, []string{"platform"}, nil)
+	r, err := replicate.Open(ctx, data, target, []string{"platform"}, replicate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,18 +18,27 @@ import (
 
 	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
+
+	"github.com/dirsvc/dirsvc"
 )
 
 // The replication stream is how edges follow a primary: a read-only view, over HTTP, of the
 // primary's replica folder. A directory file holds every served tier's views, partners' included,
 // so the stream is not public: every request carries the replication token.
 //
-//	GET /replication/v1/files                          {"files":[{"name":...,"txid":...}]}
-//	GET /replication/v1/ltx/{level}?name=N[&meta=1]    the LTX files of a level, as ltx.FileInfo
-//	GET /replication/v1/ltx/{level}/{file}?name=N      one LTX file (Range requests allowed)
+//	GET /replication/v1/files[?since=V&wait=D]          Files: every file's position, and the platform
+//	GET /replication/v1/ltx/{level}?name=N[&seek=T]     the LTX files of a level, as ltx.FileInfo
+//	GET /replication/v1/ltx/{level}/{file}?name=N       one LTX file (Range requests allowed)
+//
+// An edge asks for the files with the version it last received and a wait: the answer comes as soon
+// as any position moves, or when the wait is over (a long poll), so an idle edge costs one request
+// every wait and a change reaches it within one replica sync.
 
 // StreamPrefix is where the stream is served.
 const StreamPrefix = "/replication/v1/"
+
+// MaxStreamWait bounds how long one request for the files waits for a change.
+const MaxStreamWait = 30 * time.Second
 
 // FilePosition is a replicated file and its position.
 type FilePosition struct {
@@ -37,9 +46,18 @@ type FilePosition struct {
 	TXID uint64 `json:"txid"`
 }
 
+// Files is the primary's answer to an edge: the version of the positions (which changes when any
+// does), every replicated file's position, and what an edge needs of the platform file.
+type Files struct {
+	Version  string           `json:"version"`
+	Files    []FilePosition   `json:"files"`
+	Platform *dirsvc.Platform `json:"platform"`
+}
+
 // Stream returns the handler of the replication stream of a primary replicating with rep to a target
-// with a folder. Requests must carry "Authorization: Bearer <token>".
-func Stream(rep *Replicator, token string) (http.Handler, error) {
+// with a folder. Requests must carry "Authorization: Bearer <token>". platform returns what edges
+// need of the platform file.
+func Stream(rep *Replicator, token string, platform func(context.Context) (*dirsvc.Platform, error)) (http.Handler, error) {
 	if rep.target.Dir == "" {
 		return nil, errors.New("replicate: the replication stream is served from a replica folder")
 	}
@@ -48,23 +66,53 @@ func Stream(rep *Replicator, token string) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+StreamPrefix+"files", func(w http.ResponseWriter, r *http.Request) {
-		pos, err := rep.Positions()
-		if err != nil {
-			streamError(w, http.StatusInternalServerError, err)
-			return
+		var wait time.Duration
+		if v := r.URL.Query().Get("wait"); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d < 0 || d > MaxStreamWait {
+				streamError(w, http.StatusBadRequest, fmt.Errorf("wait: want a duration up to %s", MaxStreamWait))
+				return
+			}
+			wait = d
 		}
-		files := []FilePosition{}
-		for _, name := range rep.Names() {
-			files = append(files, FilePosition{name, pos[name]})
+		since := r.URL.Query().Get("since")
+		deadline := time.Now().Add(wait)
+		for {
+			files, version, err := rep.positions()
+			if err != nil {
+				streamError(w, http.StatusInternalServerError, err)
+				return
+			}
+			if version != since || !time.Now().Before(deadline) {
+				p, err := platform(r.Context())
+				if err != nil {
+					streamError(w, http.StatusInternalServerError, err)
+					return
+				}
+				writeJSON(w, Files{Version: version, Files: files, Platform: p})
+				return
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(streamPoll):
+			}
 		}
-		writeJSON(w, map[string][]FilePosition{"files": files})
 	})
 	mux.HandleFunc("GET "+StreamPrefix+"ltx/{level}", func(w http.ResponseWriter, r *http.Request) {
 		c, level, ok := streamClient(w, r, rep)
 		if !ok {
 			return
 		}
-		itr, err := c.LTXFiles(r.Context(), level, 0, r.URL.Query().Get("meta") == "1")
+		var seek uint64
+		if v := r.URL.Query().Get("seek"); v != "" {
+			var err error
+			if seek, err = strconv.ParseUint(v, 10, 64); err != nil {
+				streamError(w, http.StatusBadRequest, errors.New("seek: want a transaction ID"))
+				return
+			}
+		}
+		itr, err := c.LTXFiles(r.Context(), level, ltx.TXID(seek), r.URL.Query().Get("meta") == "1")
 		if err != nil {
 			streamError(w, http.StatusInternalServerError, err)
 			return
@@ -98,12 +146,16 @@ func Stream(rep *Replicator, token string) (http.Handler, error) {
 			return
 		}
 		defer rc.Close()
+		w.Header().Set("Content-Type", "application/octet-stream")
+		if f, ok := rc.(io.ReadSeeker); ok { // a file of the folder: served without reading it whole
+			http.ServeContent(w, r, "", time.Time{}, f)
+			return
+		}
 		b, err := io.ReadAll(rc)
 		if err != nil {
 			streamError(w, http.StatusInternalServerError, err)
 			return
 		}
-		w.Header().Set("Content-Type", "application/octet-stream")
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 	})
 	want := []byte("Bearer " + token)
@@ -116,6 +168,10 @@ func Stream(rep *Replicator, token string) (http.Handler, error) {
 		mux.ServeHTTP(w, r)
 	}), nil
 }
+
+// streamPoll is how often a waiting request for the files looks at the positions again: they are
+// in memory, so looking is cheap.
+const streamPoll = 20 * time.Millisecond
 
 // streamClient returns the folder client of the file the request names, and the level.
 func streamClient(w http.ResponseWriter, r *http.Request, rep *Replicator) (litestream.ReplicaClient, int, bool) {
@@ -194,6 +250,9 @@ func (c *StreamClient) get(ctx context.Context, path string, header http.Header)
 // LTXFiles lists the LTX files of a level from seek on.
 func (c *StreamClient) LTXFiles(ctx context.Context, level int, seek ltx.TXID, useMetadata bool) (ltx.FileIterator, error) {
 	q := url.Values{"name": {c.name}}
+	if seek > 0 {
+		q.Set("seek", strconv.FormatUint(uint64(seek), 10))
+	}
 	if useMetadata {
 		q.Set("meta", "1")
 	}

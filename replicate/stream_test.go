@@ -16,7 +16,7 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 	ctx := context.Background()
 	data, store := smallFolder(t)
 	target := replicate.Target{Dir: t.TempDir()}
-	r, err := replicate.Open(ctx, data, target, smallFiles, nil)
+	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	const token = "replication-token-for-tests"
-	h, err := replicate.Stream(r, token)
+	h, err := replicate.Stream(r, token, store.Platform)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 	if !errors.Is(err, replicate.ErrNotReplicated) {
 		t.Errorf("a file the primary does not replicate: %v", err)
 	}
-	if _, err := replicate.Stream(r, "short"); err == nil {
+	if _, err := replicate.Stream(r, "short", store.Platform); err == nil {
 		t.Error("a short replication token was accepted")
 	}
 }

@@ -82,7 +82,7 @@ func (m *Main) backup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := replicate.Open(ctx, m.Data, target, names, m.Log)
+	r, err := replicate.Open(ctx, m.Data, target, names, replicate.Options{Log: m.Log})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -56,10 +57,22 @@ func startServe(t *testing.T, bin, data string) (string, *exec.Cmd, *bytes.Buffe
 	return startMode(t, bin, "serve", "--data", data)
 }
 
-// startMode starts a serving mode of the binary on 127.0.0.1:0 (see startServe).
+// startMode starts a serving mode of the binary on 127.0.0.1:0, unless the arguments name another
+// address (see startServe).
 func startMode(t *testing.T, bin string, args ...string) (string, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(bin, append(args, "--addr", "127.0.0.1:0")...)
+	addr, cmd, log, err := tryStart(t, bin, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr, cmd, log
+}
+
+// tryStart starts a serving mode of the binary and returns its address once it listens; an error if
+// it exits first.
+func tryStart(t *testing.T, bin string, args ...string) (string, *exec.Cmd, *bytes.Buffer, error) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{args[0], "--addr", "127.0.0.1:0"}, args[1:]...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -83,13 +96,13 @@ func startMode(t *testing.T, bin string, args ...string) (string, *exec.Cmd, *by
 	select {
 	case a, ok := <-addr:
 		if !ok {
-			t.Fatalf("dirsvc serve exited before listening:\n%s", log)
+			cmd.Wait()
+			return "", nil, nil, fmt.Errorf("dirsvc %s exited before listening:\n%s", args[0], log)
 		}
-		return a, cmd, log
+		return a, cmd, log, nil
 	case <-time.After(60 * time.Second):
-		t.Fatalf("dirsvc serve did not listen within a minute:\n%s", log)
+		return "", nil, nil, fmt.Errorf("dirsvc %s did not listen within a minute:\n%s", args[0], log)
 	}
-	return "", nil, nil
 }
 
 // firstLiveService returns the public ID of the first live, public service of the demo directory.

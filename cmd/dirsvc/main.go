@@ -2,6 +2,8 @@
 // them, generates demo data and runs lifecycle operations on records.
 //
 //	dirsvc serve   [--data DIR] [--addr HOST:PORT]   primary and edge in one process
+//	dirsvc primary [--replica-dir DIR] [--s3-bucket B ...] [--replication-token T]   the writer
+//	dirsvc edge    --primary URL --replication-token T [--s3-bucket B ...]           a read edge
 //	dirsvc import  [--data DIR] FILE                 load a whole directory (NDJSON)
 //	dirsvc gen     [--services N] [--seed S] [--slug SLUG] [--country AU|NZ] [--out FILE]
 //	dirsvc record  [--data DIR] OPERATION ...        lifecycle operations (see dirsvc record -h)
@@ -30,6 +32,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 	_ "time/tzdata" // IANA zones inside the binary, for hosts without them
 )
 
@@ -59,6 +62,8 @@ commands:
   serve    run the service (primary and edge in one process); loads the demo directory into an empty data folder
   primary  serve and replicate every file continuously to --replica-dir and/or --s3-bucket; an empty data
            folder is first restored from there
+  edge     serve every read from copies of the --primary's directories, followed continuously; forward
+           everything else to the primary
   import   load a whole directory from an import file (NDJSON)
   gen      write a generated demo directory in the import format
   record   lifecycle operations on one record: update, close, delete, merge, reduce, takedown, restore, show
@@ -84,12 +89,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	m := &Main{Stdout: stdout, Stderr: stderr,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
+	slog.SetDefault(m.Log) // what libraries (Litestream) log goes the same way
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "serve":
 		return m.serve(ctx, rest)
 	case "primary":
 		return m.primaryMode(ctx, rest)
+	case "edge":
+		return m.edgeMode(ctx, rest)
 	case "import":
 		return m.importFile(ctx, rest)
 	case "gen":
@@ -122,6 +130,15 @@ func (m *Main) flags(name string) *flag.FlagSet {
 func envInt(key string, def int) int {
 	if n, err := strconv.Atoi(os.Getenv(key)); err == nil {
 		return n
+	}
+	return def
+}
+
+// envDuration returns the duration in the environment variable key, or def when it is unset or not
+// a duration.
+func envDuration(key string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(key)); err == nil {
+		return d
 	}
 	return def
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -37,21 +39,21 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	var (
 		tf       *targetFlags
 		repToken *string
+		interval *time.Duration
 	)
 	if mode == "primary" {
 		tf = addTargetFlags(fs)
-		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream, at least 16 characters ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
+		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream and to forward requests, at least 16 characters ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
+		interval = fs.Duration("sync-interval", envDuration("DIRSVC_SYNC_INTERVAL", replicate.DefaultInterval), "how often new commits are copied to the replica target ($DIRSVC_SYNC_INTERVAL)")
 	}
-	baseURL := fs.String("base-url", envOr("DIRSVC_BASE_URL", ""), "public address of the service, e.g. https://directory.example.org ($DIRSVC_BASE_URL)")
-	ipHeader := fs.String("client-ip-header", envOr("DIRSVC_CLIENT_IP_HEADER", ""), "header in which a trusted proxy in front names the client's address, e.g. Fly-Client-IP ($DIRSVC_CLIENT_IP_HEADER); set it only behind such a proxy")
-	perMinute := fs.Int("anonymous-per-minute", envInt("DIRSVC_ANONYMOUS_PER_MINUTE", edge.DefaultAnonymousLimits.PerMinute), "requests a minute per anonymous client address")
-	metricsAddr := fs.String("metrics-addr", envOr("DIRSVC_METRICS_ADDR", ""), "address of Prometheus metrics, e.g. 127.0.0.1:9090; keep it private ($DIRSVC_METRICS_ADDR)")
-	perDay := fs.Int("anonymous-per-day", envInt("DIRSVC_ANONYMOUS_PER_DAY", edge.DefaultAnonymousLimits.PerDay), "requests a day per anonymous client address")
+	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", at least 16 characters ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
+	hf := addHTTPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *perMinute < 1 || *perDay < 1 {
-		return errors.New("--anonymous-per-minute and --anonymous-per-day must be at least 1")
+	cfg, err := hf.config(m.Log)
+	if err != nil {
+		return err
 	}
 	// Bind first, so a bad address fails before any work; serve only once the data is ready.
 	ln, err := net.Listen("tcp", m.Addr)
@@ -87,7 +89,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		}
 	} else {
 		var stopJoining func()
-		rep, stopJoining, err = m.replicateFolder(ctx, store, target)
+		rep, stopJoining, err = m.replicateFolder(ctx, store, target, *interval)
 		if err != nil {
 			return err
 		}
@@ -108,42 +110,97 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if err != nil {
 		return err
 	}
-	access.Issuer = *baseURL
-	cfg := edge.Config{Catalog: store, Logger: m.Log, BaseURL: *baseURL, ClientIPHeader: *ipHeader,
-		AnonymousLimits: edge.Limits{PerMinute: *perMinute, PerDay: *perDay}, Keys: store}
+	access.Issuer = cfg.BaseURL
+	cfg.Catalog, cfg.Keys = store, store
 	if rep != nil {
 		cfg.Status = func(context.Context) dirsvc.NodeStatus { return primaryStatus(rep) }
+		cfg.EdgeToken = *repToken
 	}
 	handler := edge.New(cfg)
 	access.Mount(handler, m.Log)
-	if *metricsAddr != "" {
-		// Prometheus metrics, on their own (private) address: Litestream's per file
-		// (litestream_txid, sync and checkpoint counts and times, labelled with file paths) and the
-		// Go runtime's.
-		mln, err := net.Listen("tcp", *metricsAddr)
-		if err != nil {
-			return fmt.Errorf("listen for metrics: %w", err)
+	if *adminToken != "" {
+		admin := &primary.AdminAPI{Store: store, Token: *adminToken, Log: m.Log}
+		if rep != nil {
+			admin.Position = func(ctx context.Context, dir string) (uint64, error) {
+				name := "dirs/" + dir + "/directory"
+				if _, err := rep.Add(ctx, name); err != nil { // a directory created since the last look
+					return 0, err
+				}
+				return rep.SyncFile(ctx, name)
+			}
 		}
-		metrics := &http.Server{Handler: promhttp.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		go metrics.Serve(mln)
-		defer metrics.Close()
-		m.Log.Info("metrics", "addr", mln.Addr().String())
+		if err := admin.Mount(handler); err != nil {
+			return err
+		}
 	}
 	if rep != nil && *repToken != "" {
-		stream, err := replicate.Stream(rep, *repToken)
+		stream, err := replicate.Stream(rep, *repToken, store.Platform)
 		if err != nil {
 			return err
 		}
 		handler.Handle(replicate.StreamPrefix, stream)
 	}
+	stopMetrics, err := m.startMetrics(*hf.metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	return m.serveHTTP(ctx, ln, handler)
+}
+
+// httpFlags are the flags of every mode that serves the API.
+type httpFlags struct {
+	baseURL, ipHeader, metricsAddr *string
+	perMinute, perDay              *int
+}
+
+func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
+	return &httpFlags{
+		baseURL:     fs.String("base-url", envOr("DIRSVC_BASE_URL", ""), "public address of the service, e.g. https://directory.example.org ($DIRSVC_BASE_URL)"),
+		ipHeader:    fs.String("client-ip-header", envOr("DIRSVC_CLIENT_IP_HEADER", ""), "header in which a trusted proxy in front names the client's address, e.g. Fly-Client-IP ($DIRSVC_CLIENT_IP_HEADER); set it only behind such a proxy"),
+		perMinute:   fs.Int("anonymous-per-minute", envInt("DIRSVC_ANONYMOUS_PER_MINUTE", edge.DefaultAnonymousLimits.PerMinute), "requests a minute per anonymous client address"),
+		perDay:      fs.Int("anonymous-per-day", envInt("DIRSVC_ANONYMOUS_PER_DAY", edge.DefaultAnonymousLimits.PerDay), "requests a day per anonymous client address"),
+		metricsAddr: fs.String("metrics-addr", envOr("DIRSVC_METRICS_ADDR", ""), "address of Prometheus metrics, e.g. 127.0.0.1:9090; keep it private ($DIRSVC_METRICS_ADDR)"),
+	}
+}
+
+// config returns the server configuration the flags give.
+func (f *httpFlags) config(log *slog.Logger) (edge.Config, error) {
+	if *f.perMinute < 1 || *f.perDay < 1 {
+		return edge.Config{}, errors.New("--anonymous-per-minute and --anonymous-per-day must be at least 1")
+	}
+	return edge.Config{Logger: log, BaseURL: *f.baseURL, ClientIPHeader: *f.ipHeader,
+		AnonymousLimits: edge.Limits{PerMinute: *f.perMinute, PerDay: *f.perDay}}, nil
+}
+
+// startMetrics serves Prometheus metrics on their own (private) address, when one is given: the
+// replication's (Litestream's per file on a primary, the follower's per directory on an edge) and
+// the Go runtime's.
+func (m *Main) startMetrics(addr string) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen for metrics: %w", err)
+	}
+	srv := &http.Server{Handler: promhttp.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	m.Log.Info("metrics", "addr", ln.Addr().String())
+	return func() { srv.Close() }, nil
+}
+
+// serveHTTP serves handler on ln until ctx ends, then shuts down gracefully.
+func (m *Main) serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) error {
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// Edges wait up to replicate.MaxStreamWait for a change on the replication stream.
+		WriteTimeout:   60 * time.Second,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		BaseContext:    func(net.Listener) context.Context { return ctx },
 	}
 	m.Log.Info("listening", "addr", ln.Addr().String(), "data", m.Data)
 	errc := make(chan error, 1)
@@ -217,12 +274,12 @@ const joinEvery = 2 * time.Second
 
 // replicateFolder starts replicating every file of the data folder, and every file created later
 // until stop is called.
-func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target replicate.Target) (rep *replicate.Replicator, stop func(), err error) {
+func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target replicate.Target, interval time.Duration) (rep *replicate.Replicator, stop func(), err error) {
 	names, err := filesOf(ctx, store, m.Data)
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err = replicate.Open(ctx, m.Data, target, names, m.Log)
+	rep, err = replicate.Open(ctx, m.Data, target, names, replicate.Options{Log: m.Log, Interval: interval})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/dirdb"
+	"github.com/dirsvc/dirsvc/edge"
+	"github.com/dirsvc/dirsvc/replicate"
+)
+
+// edgeMode runs a read edge: it keeps a copy of every directory of the primary, follows it, serves
+// every read route from the copies and forwards everything else to the primary.
+func (m *Main) edgeMode(ctx context.Context, args []string) error {
+	fs := m.flags("edge")
+	primaryURL := fs.String("primary", envOr("DIRSVC_PRIMARY", ""), "address of the primary, e.g. http://primary.internal:8080 ($DIRSVC_PRIMARY)")
+	token := fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "the primary's replication token ($DIRSVC_REPLICATION_TOKEN)")
+	maxLag := fs.Duration("max-lag", envDuration("DIRSVC_MAX_LAG", 30*time.Second), "lag past which the health route answers 503 ($DIRSVC_MAX_LAG)")
+	readWait := fs.Duration("read-wait", envDuration("DIRSVC_READ_WAIT", edge.DefaultReadWait), "how long a read that asks for a newer position than the copy has waits for it before it goes to the primary ($DIRSVC_READ_WAIT)")
+	flyRegion := fs.String("fly-primary-region", envOr("DIRSVC_FLY_PRIMARY_REGION", ""), "on Fly.io, the primary's region: requests for the primary are answered with fly-replay instead of proxied ($DIRSVC_FLY_PRIMARY_REGION)")
+	tf := addTargetFlags(fs)
+	hf := addHTTPFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := hf.config(m.Log)
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(*primaryURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("--primary: want the primary's address, e.g. http://primary.internal:8080")
+	}
+	if len(*token) < 16 {
+		return errors.New("--replication-token: want the primary's replication token (at least 16 characters)")
+	}
+	if *maxLag <= 0 || *readWait <= 0 {
+		return errors.New("--max-lag and --read-wait must be positive")
+	}
+	var storage *replicate.S3
+	if *tf.bucket != "" {
+		t, err := tf.target()
+		if err != nil {
+			return err
+		}
+		storage = t.S3
+	}
+	ln, err := net.Listen("tcp", m.Addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	if err := os.MkdirAll(m.Data, 0o755); err != nil {
+		return err
+	}
+	store, err := dirdb.OpenReplica(ctx, m.Data)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	follower, err := replicate.NewFollower(replicate.FollowConfig{Data: m.Data, Primary: u.String(), Token: *token,
+		Host: store, Storage: storage, ReadPlatform: dirdb.ReadPlatform, MaxLag: *maxLag, Log: m.Log})
+	if err != nil {
+		return err
+	}
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	go func() { defer close(followed); follower.Run(followCtx) }()
+	defer func() { stopFollowing(); <-followed }() // before the store closes
+
+	cfg.Catalog, cfg.Keys = store, store
+	cfg.Status = func(context.Context) dirsvc.NodeStatus { return follower.Status() }
+	cfg.Forwarding = &edge.Forwarding{Primary: u, FlyPrimaryRegion: *flyRegion, EdgeToken: *token,
+		Positions: follower, ReadWait: *readWait}
+	handler := edge.New(cfg)
+	collector := followerMetrics{follower}
+	if err := prometheus.Register(collector); err != nil {
+		return err
+	}
+	defer prometheus.Unregister(collector)
+	stopMetrics, err := m.startMetrics(*hf.metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	return m.serveHTTP(ctx, ln, handler)
+}
+
+// followerMetrics exports an edge's replication state to Prometheus: each directory's position and
+// lag, and whether the edge is healthy.
+type followerMetrics struct{ f *replicate.Follower }
+
+var (
+	metricPosition = prometheus.NewDesc("dirsvc_edge_position", "Position (Litestream transaction ID) of the edge's copy of a directory.", []string{"file"}, nil)
+	metricLag      = prometheus.NewDesc("dirsvc_edge_lag_seconds", "How long the edge's copy of a directory has been behind the primary, or out of touch with it.", []string{"file"}, nil)
+	metricHealthy  = prometheus.NewDesc("dirsvc_edge_healthy", "1 while every copy is within the lag bound, else 0.", nil, nil)
+)
+
+func (c followerMetrics) Describe(ch chan<- *prometheus.Desc) {
+	ch <- metricPosition
+	ch <- metricLag
+	ch <- metricHealthy
+}
+
+func (c followerMetrics) Collect(ch chan<- prometheus.Metric) {
+	st := c.f.Status()
+	for _, f := range st.Files {
+		ch <- prometheus.MustNewConstMetric(metricPosition, prometheus.GaugeValue, float64(f.Position), f.Name)
+		ch <- prometheus.MustNewConstMetric(metricLag, prometheus.GaugeValue, f.LagSeconds, f.Name)
+	}
+	healthy := 0.0
+	if st.Healthy {
+		healthy = 1
+	}
+	ch <- prometheus.MustNewConstMetric(metricHealthy, prometheus.GaugeValue, healthy)
+}

@@ -1,0 +1,416 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge/edgetest"
+)
+
+const (
+	testReplicationToken = "a-replication-token-for-tests"
+	testAdminToken       = "an-admin-token-for-tests"
+)
+
+// cluster is a primary and an edge of it, each a real process of the binary on 127.0.0.1.
+type cluster struct {
+	bin                   string
+	primaryData, replica  string
+	primary, edge         string // addresses
+	primaryCmd            *exec.Cmd
+	primaryLog, edgeLog   *bytes.Buffer
+	primaryArgs, edgeArgs []string
+}
+
+// startCluster imports the small fixture into a new data folder, starts a primary on it and an
+// edge following it, and waits until the edge serves the directory.
+func startCluster(t *testing.T, edgeArgs ...string) *cluster {
+	t.Helper()
+	c := &cluster{bin: buildBinary(t), primaryData: t.TempDir(), replica: t.TempDir()}
+	if out, err := exec.Command(c.bin, "import", "--data", c.primaryData, smallFixture).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	c.primaryArgs = []string{"primary", "--data", c.primaryData, "--replica-dir", c.replica,
+		"--replication-token", testReplicationToken, "--admin-token", testAdminToken}
+	c.primary, c.primaryCmd, c.primaryLog = startMode(t, c.bin, c.primaryArgs...)
+	c.edgeArgs = append([]string{"edge", "--data", t.TempDir(), "--primary", "http://" + c.primary,
+		"--replication-token", testReplicationToken,
+		"--anonymous-per-minute", "10000000", "--anonymous-per-day", "100000000"}, edgeArgs...)
+	c.edge, _, c.edgeLog = startMode(t, c.bin, c.edgeArgs...)
+	c.waitFor(t, "the edge serves the directory", func() bool {
+		return get(t, c.edge, "/v1/d/small/services/svc_gp", nil).status == 200
+	})
+	return c
+}
+
+var smallFixture = filepath.Join("..", "..", "testdata", "small.ndjson")
+
+// waitFor polls a condition on processes outside the test until it holds, failing after a deadline.
+func (c *cluster) waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30s\nprimary:\n%s\nedge:\n%s", what, c.primaryLog, c.edgeLog)
+		}
+		time.Sleep(20 * time.Millisecond) // another process's state: polled, with a deadline
+	}
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func get(t *testing.T, addr, path string, header http.Header) answer {
+	t.Helper()
+	return do(t, "GET", "http://"+addr+path, header, nil)
+}
+
+func do(t *testing.T, method, u string, header http.Header, body []byte) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, u, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return answer{status: -1, body: []byte(err.Error())}
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, resp.Header, b}
+}
+
+// fixtureRecord returns the import line of a record of the small fixture, with its name replaced.
+func fixtureRecord(t *testing.T, publicID, name string) []byte {
+	t.Helper()
+	f, err := os.Open(smallFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var rec map[string]any
+		if json.Unmarshal(sc.Bytes(), &rec) == nil && rec["publicId"] == publicID {
+			rec["name"] = name
+			b, _ := json.Marshal(rec)
+			return b
+		}
+	}
+	t.Fatalf("no %s in the fixture", publicID)
+	return nil
+}
+
+// putRecord writes a record through the admin API at addr (a primary, or an edge that forwards it)
+// and returns the answer.
+func putRecord(t *testing.T, addr string, publicID string, line []byte) answer {
+	t.Helper()
+	return do(t, "PUT", "http://"+addr+"/admin/v1/d/small/records/"+publicID,
+		http.Header{"Authorization": {"Bearer " + testAdminToken}}, line)
+}
+
+func name(t *testing.T, a answer) string {
+	t.Helper()
+	var v struct{ Name string }
+	if err := json.Unmarshal(a.body, &v); err != nil {
+		t.Fatalf("%d %s: %v", a.status, a.body, err)
+	}
+	return v.Name
+}
+
+// TestEdgeFollowsThePrimary runs a primary and an edge as processes: the edge serves the primary's
+// directories byte for byte, sees a write on the primary, lets a client read its own write, forwards
+// the token endpoint and writes, picks up a directory created later, and reports its state.
+func TestEdgeFollowsThePrimary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	c := startCluster(t, "--metrics-addr", "127.0.0.1:0")
+	checker := edgetest.NewChecker(t)
+	checked := &http.Client{Transport: checker.Transport(t, nil), Timeout: 30 * time.Second}
+
+	// The same reads answer the same bytes at the edge as at the primary, hidden and missing
+	// records included.
+	for _, p := range []string{"/v1/d/small/services/svc_gp", "/v1/d/small/services?limit=5", "/v1/d/small/organisations/org_harbour",
+		"/v1/d/small/services/svc_missing", "/v1/d/nowhere/services/svc_gp", "/v1/d/small/developers"} {
+		at, want := get(t, c.edge, p, nil), get(t, c.primary, p, nil)
+		want.body = bytes.ReplaceAll(want.body, []byte(c.primary), []byte(c.edge)) // addresses come from the Host
+		if at.status != want.status || !bytes.Equal(at.body, want.body) {
+			t.Errorf("GET %s: edge %d %s\nprimary %d %s", p, at.status, at.body, want.status, want.body)
+		}
+		resp, err := checked.Get("http://" + c.edge + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+
+	// A write on the primary becomes visible at the edge.
+	if a := putRecord(t, c.primary, "svc_gp", fixtureRecord(t, "svc_gp", "Written On The Primary")); a.status != 200 {
+		t.Fatalf("admin write: %d %s", a.status, a.body)
+	}
+	c.waitFor(t, "the write reaches the edge", func() bool {
+		return name(t, get(t, c.edge, "/v1/d/small/services/svc_gp", nil)) == "Written On The Primary"
+	})
+
+	// Read your writes: a write sent to the edge is forwarded and answers with the directory's
+	// position; a read at the edge that asks for that position sees the write, every time.
+	for i := range 20 {
+		want := fmt.Sprintf("Written Through The Edge %d", i)
+		w := putRecord(t, c.edge, "svc_gp", fixtureRecord(t, "svc_gp", want))
+		pos := w.header.Get("Directory-Position")
+		if w.status != 200 || pos == "" {
+			t.Fatalf("write through the edge: %d %q %s", w.status, pos, w.body)
+		}
+		r := get(t, c.edge, "/v1/d/small/services/svc_gp", http.Header{"Directory-Position": {pos}})
+		if r.status != 200 || name(t, r) != want {
+			t.Fatalf("read at position %s after write %d: %d %s", pos, i, r.status, r.body)
+		}
+	}
+	if a := get(t, c.edge, "/v1/d/small/services/svc_gp", http.Header{"Directory-Position": {"soon"}}); a.status != 400 ||
+		!strings.Contains(string(a.body), "Directory-Position") {
+		t.Errorf("a bad position: %d %s", a.status, a.body)
+	}
+	// A position the primary has not reached yet: the edge waits, then the primary answers.
+	if a := get(t, c.edge, "/v1/d/small/services/svc_gp", http.Header{"Directory-Position": {"999999999"}}); a.status != 200 {
+		t.Errorf("a read at a future position: %d %s", a.status, a.body)
+	}
+	// Writes without the admin token are refused by the primary, through the edge too.
+	if a := do(t, "PUT", "http://"+c.edge+"/admin/v1/d/small/records/svc_gp", nil, fixtureRecord(t, "svc_gp", "x")); a.status != 401 {
+		t.Errorf("an admin write without the token: %d %s", a.status, a.body)
+	}
+
+	// The token endpoint is forwarded; the edge verifies the token with the keys it followed.
+	out, err := exec.Command(c.bin, "clients", "--data", c.primaryData, "create", "--name", "Partner Org", "--partner",
+		"--directory", "small", "--tier", "partner", "--scopes", "graph:read").Output()
+	if err != nil {
+		t.Fatalf("clients create: %v", err)
+	}
+	var created struct {
+		ID     string `json:"clientId"`
+		Secret string `json:"clientSecret"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil {
+		t.Fatal(err)
+	}
+	cc := clientcredentials.Config{ClientID: created.ID, ClientSecret: created.Secret, TokenURL: "http://" + c.edge + "/oauth/token",
+		EndpointParams: url.Values{"directory": {"small"}}, AuthStyle: oauth2.AuthStyleInHeader}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, checked)
+	c.waitFor(t, "a partner reads at the edge", func() bool {
+		resp, err := cc.Client(ctx).Get("http://" + c.edge + "/v1/d/small/services/svc_gp?view=brief")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200 && resp.Header.Get("X-DIR-Audience") == "partner"
+	})
+
+	// A directory created while both run appears at the edge without a restart.
+	gen := filepath.Join(t.TempDir(), "extra.ndjson")
+	if out, err := exec.Command(c.bin, "gen", "--services", "20", "--slug", "extra", "--out", gen).CombinedOutput(); err != nil {
+		t.Fatalf("gen: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(c.bin, "import", "--data", c.primaryData, gen).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	c.waitFor(t, "the new directory at the edge", func() bool {
+		return get(t, c.edge, "/v1/d/extra/developers", nil).status == 200
+	})
+	if at, want := get(t, c.edge, "/v1/d/extra/services?limit=3", nil), get(t, c.primary, "/v1/d/extra/services?limit=3", nil); !bytes.Equal(at.body, want.body) {
+		t.Errorf("the new directory differs at the edge:\n%s\n%s", at.body, want.body)
+	}
+
+	// Health and metrics name the role and each copy's position.
+	h := get(t, c.edge, "/healthz", nil)
+	var st dirsvc.NodeStatus
+	if err := json.Unmarshal(h.body, &st); err != nil || h.status != 200 || st.Role != "edge" || !st.Healthy || len(st.Files) != 2 {
+		t.Errorf("edge health: %d %s", h.status, h.body)
+	}
+	m := regexp.MustCompile(`msg=metrics addr=(\S+)`).FindStringSubmatch(c.edgeLog.String())
+	if m == nil {
+		t.Fatalf("no metrics address:\n%s", c.edgeLog)
+	}
+	if metrics := get(t, m[1], "/metrics", nil); !strings.Contains(string(metrics.body), `dirsvc_edge_position{file="dirs/small/directory"}`) {
+		t.Errorf("edge metrics:\n%.800s", metrics.body)
+	}
+	if checker.Count() == 0 {
+		t.Fatal("no response was checked against the OpenAPI document")
+	}
+}
+
+// TestEdgeReadsAreNeverTorn reads at the edge from several goroutines while the primary rewrites
+// an organisation over and over: each rewrite changes the organisation's name in every one of its
+// services in one transaction, so every list page must show one name for all of them.
+func TestEdgeReadsAreNeverTorn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	c := startCluster(t)
+	const path = "/v1/d/small/services?organisation=org_harbour&limit=100"
+	var (
+		reads, torn, failed atomic.Int64
+		seen                sync.Map
+		stop                = make(chan struct{})
+		wg                  sync.WaitGroup
+	)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				a := get(t, c.edge, path, nil)
+				reads.Add(1)
+				if a.status != 200 {
+					failed.Add(1)
+					continue
+				}
+				var page struct {
+					Items []struct {
+						Organisation struct{ Name string }
+					}
+				}
+				if err := json.Unmarshal(a.body, &page); err != nil || len(page.Items) < 2 {
+					failed.Add(1)
+					continue
+				}
+				names := map[string]bool{}
+				for _, it := range page.Items {
+					names[it.Organisation.Name] = true
+					seen.Store(it.Organisation.Name, true)
+				}
+				if len(names) != 1 {
+					torn.Add(1)
+				}
+			}
+		}()
+	}
+	for i := range 150 {
+		if a := putRecord(t, c.primary, "org_harbour", fixtureRecord(t, "org_harbour", "Harbour Health "+strconv.Itoa(i))); a.status != 200 {
+			t.Fatalf("write %d: %d %s", i, a.status, a.body)
+		}
+	}
+	c.waitFor(t, "the last write at the edge", func() bool {
+		return name(t, get(t, c.edge, "/v1/d/small/organisations/org_harbour", nil)) == "Harbour Health 149"
+	})
+	close(stop)
+	wg.Wait()
+	distinct := 0
+	seen.Range(func(any, any) bool { distinct++; return true })
+	t.Logf("%d reads, %d names seen, %d torn, %d failed", reads.Load(), distinct, torn.Load(), failed.Load())
+	if torn.Load() != 0 || failed.Load() != 0 {
+		t.Fatalf("%d torn and %d failed reads of %d\n%s", torn.Load(), failed.Load(), reads.Load(), c.edgeLog)
+	}
+	if distinct < 10 {
+		t.Fatalf("the readers saw only %d of the names written: the edge did not change under them", distinct)
+	}
+}
+
+// TestPrimaryKilledDuringWrites kills the primary (SIGKILL) in the middle of a stream of writes:
+// the edge keeps serving, reports its lag past the bound on its health route, and converges once
+// the primary is back; the primary lost no acknowledged write.
+func TestPrimaryKilledDuringWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	c := startCluster(t, "--max-lag", "1s")
+	var acked atomic.Int64
+	acked.Store(-1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			a := do(t, "PUT", "http://"+c.primary+"/admin/v1/d/small/records/svc_gp",
+				http.Header{"Authorization": {"Bearer " + testAdminToken}}, fixtureRecord(t, "svc_gp", "Write "+strconv.Itoa(i)))
+			if a.status != 200 {
+				return // the primary is gone
+			}
+			acked.Store(int64(i))
+		}
+	}()
+	c.waitFor(t, "some writes acknowledged", func() bool { return acked.Load() >= 30 })
+	if err := c.primaryCmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.primaryCmd.Wait()
+	<-done
+	last := acked.Load()
+
+	// The edge keeps serving reads from its copy, and says on its health route that it lags.
+	if a := get(t, c.edge, "/v1/d/small/services/svc_gp", nil); a.status != 200 || !strings.HasPrefix(name(t, a), "Write ") {
+		t.Fatalf("a read at the edge with the primary down: %d %s", a.status, a.body)
+	}
+	c.waitFor(t, "the edge reports its lag", func() bool { return get(t, c.edge, "/healthz", nil).status == 503 })
+	if a := get(t, c.edge, "/v1/d/small/services/svc_gp", nil); a.status != 200 {
+		t.Fatalf("a read at the lagging edge: %d %s", a.status, a.body)
+	}
+
+	// The primary comes back on its data folder with every acknowledged write.
+	addr, _, log := restartAt(t, c.bin, c.primary, c.primaryArgs...)
+	c.primaryLog = log
+	got := name(t, get(t, addr, "/v1/d/small/services/svc_gp", nil))
+	n, err := strconv.Atoi(strings.TrimPrefix(got, "Write "))
+	if err != nil || int64(n) < last {
+		t.Fatalf("after the restart the primary has %q; %d writes were acknowledged", got, last+1)
+	}
+	// The edge converges on the primary and is healthy again.
+	c.waitFor(t, "the edge converges", func() bool {
+		at, want := get(t, c.edge, "/v1/d/small/services/svc_gp", nil), get(t, addr, "/v1/d/small/services/svc_gp", nil)
+		return at.status == 200 && bytes.Equal(at.body, want.body) && get(t, c.edge, "/healthz", nil).status == 200
+	})
+	// And follows new writes again.
+	if a := putRecord(t, addr, "svc_gp", fixtureRecord(t, "svc_gp", "After The Restart")); a.status != 200 {
+		t.Fatalf("write after the restart: %d %s", a.status, a.body)
+	}
+	c.waitFor(t, "a write after the restart at the edge", func() bool {
+		return name(t, get(t, c.edge, "/v1/d/small/services/svc_gp", nil)) == "After The Restart"
+	})
+}
+
+// restartAt starts a serving mode again on the address it had (edges know the primary by it).
+func restartAt(t *testing.T, bin, addr string, args ...string) (string, *exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		a, cmd, log, err := tryStart(t, bin, append(args, "--addr", addr)...)
+		if err == nil {
+			return a, cmd, log
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("restart on %s: %v", addr, err)
+		}
+		time.Sleep(100 * time.Millisecond) // the port may linger a moment after the kill
+	}
+}

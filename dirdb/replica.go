@@ -1,0 +1,154 @@
+package dirdb
+
+import (
+	"context"
+	"crypto/ed25519"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// errReplica answers every write to an edge's copy of a directory.
+var errReplica = dirsvc.Errorf(dirsvc.EConflict, "this node keeps read-only copies of its directories: write on the primary")
+
+// OpenReplica opens an edge's data folder: its own platform file, which the edge keeps in step with
+// the primary's directory list, switches and public token keys (never its clients), and copies of
+// directory files that only replication changes. A copy is kept in rollback-journal mode and is read
+// through the same pooled, read-only connections as on the primary; the follower changes it only
+// inside Exclusive.
+func OpenReplica(ctx context.Context, root string) (*Store, error) { return open(ctx, root, true) }
+
+// Exclusive runs fn while no one reads the directory's file: it waits for the reads under way, ends
+// the read transactions the hot readers keep open, runs fn, and then drops everything readers kept
+// of the file (the change counter fn bumps makes SQLite drop its page caches). A directory not open
+// stays closed while fn runs.
+func (s *Store) Exclusive(ctx context.Context, slug string, fn func() error) error {
+	s.mu.Lock()
+	e, ok := s.dirs[slug]
+	if !ok {
+		// Opening needs the store's lock: holding it keeps the file unread.
+		defer s.mu.Unlock()
+		return fn()
+	}
+	s.mu.Unlock()
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	d := e.d
+	if d == nil { // its open failed and is being retried: wait for the store's lock instead
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return fn()
+	}
+	d.gate.Lock()
+	defer d.gate.Unlock()
+	d.stmts.views.changed() // end the hot readers' transactions: they hold the file's shared lock
+	err := fn()
+	d.changed()
+	return err
+}
+
+// Platform returns what an edge needs of the platform file: the directories with their switches,
+// and the public token keys. Client identities, secrets and grants are not part of it.
+func (s *Store) Platform(ctx context.Context) (*dirsvc.Platform, error) {
+	return readPlatform(ctx, s.platform, s)
+}
+
+// ReadPlatform returns what an edge needs of a platform file that is not open (one restored from
+// object storage when the primary is away).
+func ReadPlatform(ctx context.Context, path string) (*dirsvc.Platform, error) {
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	return readPlatform(ctx, db, &Store{platform: db})
+}
+
+func readPlatform(ctx context.Context, db *sql.DB, s *Store) (*dirsvc.Platform, error) {
+	rows, err := db.QueryContext(ctx, "SELECT slug, senior_management_available FROM directories ORDER BY slug")
+	if err != nil {
+		return nil, fmt.Errorf("read directories: %w", err)
+	}
+	defer rows.Close()
+	p := &dirsvc.Platform{Directories: []dirsvc.PlatformDirectory{}}
+	for rows.Next() {
+		var d dirsvc.PlatformDirectory
+		if err := rows.Scan(&d.Slug, &d.SeniorManagementAvailable); err != nil {
+			return nil, err
+		}
+		p.Directories = append(p.Directories, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if p.Keys, err = s.SigningKeys(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// SyncPlatform makes an edge's platform file follow the primary's: it serves the directories of p
+// whose copies are ready (and drops, files and all, those p no longer lists), takes p's switches, and
+// adds its public keys. It returns the slugs it dropped.
+func (s *Store) SyncPlatform(ctx context.Context, p *dirsvc.Platform, ready func(slug string) bool) (dropped []string, err error) {
+	listed := map[string]bool{}
+	for _, d := range p.Directories {
+		listed[d.Slug] = true
+		if !ready(d.Slug) {
+			continue
+		}
+		if err := s.RegisterDirectory(ctx, d.Slug); err != nil {
+			return nil, err
+		}
+		on, err := s.SeniorManagementAvailable(ctx, d.Slug)
+		if err != nil {
+			return nil, err
+		}
+		if on != d.SeniorManagementAvailable {
+			if err := s.SetSeniorManagementAvailable(ctx, d.Slug, d.SeniorManagementAvailable); err != nil {
+				return nil, err
+			}
+		}
+	}
+	slugs, err := s.Slugs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, slug := range slugs {
+		if !listed[slug] {
+			if err := s.DropDirectory(ctx, slug); err != nil {
+				return dropped, err
+			}
+			dropped = append(dropped, slug)
+		}
+	}
+	have, err := s.SigningKeys(ctx)
+	if err != nil {
+		return dropped, err
+	}
+	known := map[string]bool{}
+	for _, k := range have {
+		known[k.ID] = true
+	}
+	for _, k := range p.Keys {
+		if known[k.ID] {
+			continue
+		}
+		if len(k.Public) != ed25519.PublicKeySize {
+			return dropped, fmt.Errorf("signing key %s from the primary: want a %d-byte public key", k.ID, ed25519.PublicKeySize)
+		}
+		if k.CreatedAt.IsZero() {
+			k.CreatedAt = time.Now()
+		}
+		if err := s.AddSigningKey(ctx, k); err != nil {
+			return dropped, err
+		}
+	}
+	return dropped, nil
+}

@@ -1,0 +1,139 @@
+package edge
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// An edge serves every read route from its copies and forwards every other request (writes, the
+// token endpoint, and the routes of the primary: exports, webhooks, federation) to the primary:
+// self-hosted by reverse-proxying it, on Fly.io by answering "fly-replay: region=<primary region>"
+// so that Fly's proxy replays it there.
+//
+// Reading your own writes: a write's answer carries the directory's position after it
+// (PositionHeader). A client that sends that position back on a read of the directory at an edge is
+// answered from the edge's copy once the copy has reached it, within ReadWait, and by the primary
+// otherwise.
+
+// PositionHeader carries a directory's position: on the answer to a write, the position after it;
+// on a read, the position the reader wants to see at least.
+const PositionHeader = "Directory-Position"
+
+// Headers by which an edge tells the primary who the client of a forwarded request is. The primary
+// believes them only next to its replication token.
+const (
+	edgeTokenHeader    = "Dirsvc-Edge-Token"
+	edgeClientIPHeader = "Dirsvc-Client-Ip"
+)
+
+// Positions are an edge's copies of its directories, as far as reading your own writes needs.
+type Positions interface {
+	// WaitFor waits up to max for the copy of a directory to reach a position, and reports whether
+	// it did.
+	WaitFor(ctx context.Context, dir string, position uint64, max time.Duration) bool
+}
+
+// Forwarding configures how a node forwards what it does not serve itself (an edge's).
+type Forwarding struct {
+	// Primary is the primary's address, e.g. http://primary.internal:8080: requests are
+	// reverse-proxied to it. Ignored when FlyPrimaryRegion is set.
+	Primary *url.URL
+	// FlyPrimaryRegion is the Fly.io region of the primary: requests are answered with fly-replay.
+	FlyPrimaryRegion string
+	// EdgeToken is the primary's replication token: it vouches for the client address the edge
+	// passes on.
+	EdgeToken string
+	// Positions are the edge's copies; ReadWait how long a read waits for its copy to reach the
+	// position asked for before it goes to the primary (zero: DefaultReadWait).
+	Positions Positions
+	ReadWait  time.Duration
+}
+
+// DefaultReadWait is how long an edge waits for its copy before a read that wants a newer position
+// goes to the primary.
+const DefaultReadWait = time.Second
+
+func (f *Forwarding) enabled() bool { return f.Primary != nil || f.FlyPrimaryRegion != "" }
+
+// forwarding sends the requests the node does not serve to the primary, and holds back reads that
+// want a newer position than the copy has. It runs before the guard: what is forwarded is limited
+// and authenticated by the primary.
+func (s *Server) forwarding(next http.Handler) http.Handler {
+	fw := s.cfg.Forwarding
+	if fw == nil || !fw.enabled() {
+		return next
+	}
+	if fw.ReadWait <= 0 {
+		fw.ReadWait = DefaultReadWait
+	}
+	forward := s.forwarder(fw)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := s.mux.Handler(r); pattern == "/" || pattern == "" {
+			forward.ServeHTTP(w, r)
+			return
+		}
+		if v := r.Header.Get(PositionHeader); v != "" {
+			dir := pathDirectory(r.URL.Path)
+			pos, err := strconv.ParseUint(v, 10, 64)
+			if err != nil || dir == "" {
+				s.error(w, r, dirsvc.InvalidParam(PositionHeader, "want the position a write answered with, on a read of that directory"))
+				return
+			}
+			if fw.Positions == nil || !fw.Positions.WaitFor(r.Context(), dir, pos, fw.ReadWait) {
+				forward.ServeHTTP(w, r)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// forwarder returns the handler that sends a request to the primary.
+func (s *Server) forwarder(fw *Forwarding) http.Handler {
+	if fw.FlyPrimaryRegion != "" {
+		replay := "region=" + fw.FlyPrimaryRegion
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Fly-Replay", replay)
+			w.Header().Set("Cache-Control", "no-store")
+			s.error(w, r, dirsvc.Errorf(dirsvc.EUnavailable, "This request is served in the primary region: the proxy in front replays it there."))
+		})
+	}
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(fw.Primary)
+			pr.Out.Host = pr.In.Host // the primary makes addresses from the public host
+			pr.SetXForwarded()
+			pr.Out.Header.Del(edgeTokenHeader)
+			pr.Out.Header.Del(edgeClientIPHeader)
+			if fw.EdgeToken != "" {
+				pr.Out.Header.Set(edgeTokenHeader, fw.EdgeToken)
+				pr.Out.Header.Set(edgeClientIPHeader, s.clientKey(pr.In).String())
+			}
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			s.log.Warn("forward to the primary", "method", r.Method, "path", r.URL.Path, "err", err)
+			w.Header().Set("Retry-After", "5")
+			s.error(w, r, dirsvc.Errorf(dirsvc.EUnavailable, "The primary cannot be reached: try again shortly."))
+		},
+	}
+}
+
+// forwardedClient returns the client address an edge vouched for, when the request comes from an
+// edge that knows the replication token.
+func (s *Server) forwardedClient(r *http.Request) string {
+	if s.cfg.EdgeToken == "" {
+		return ""
+	}
+	tok := r.Header.Get(edgeTokenHeader)
+	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.EdgeToken)) != 1 {
+		return ""
+	}
+	return r.Header.Get(edgeClientIPHeader)
+}

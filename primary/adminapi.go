@@ -1,0 +1,125 @@
+package primary
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
+)
+
+// AdminAPI is the primary's admin API: the record operations of `dirsvc record` over HTTP, for an
+// operator's tools. Every request carries "Authorization: Bearer <admin token>". A write's answer
+// carries the directory's position after it (edge.PositionHeader), once the write is replicated, so
+// a client can read it back at an edge.
+//
+//	PUT  /admin/v1/d/{dir}/records/{publicId}             the record in the import format: replace or add it
+//	POST /admin/v1/d/{dir}/records/{publicId}/transition  {"to": state, "survivor": id, "visibleTo": [audience]}
+type AdminAPI struct {
+	Store dirsvc.DirectoryStore
+	Token string
+	// Position returns a directory's position once its latest write is replicated; nil: writes
+	// answer without one.
+	Position func(ctx context.Context, dir string) (uint64, error)
+	Log      *slog.Logger
+}
+
+// AdminPrefix is where the admin API is served (its patterns are spelled out in Mount, where the
+// test of the OpenAPI document reads them).
+const AdminPrefix = "/admin/v1/"
+
+// maxAdminBody bounds an admin request body: one record.
+const maxAdminBody = 1 << 20
+
+// Mount registers the admin API on the server. An admin token shorter than 16 characters is refused.
+func (a *AdminAPI) Mount(s *edge.Server) error {
+	if len(a.Token) < 16 {
+		return errors.New("the admin token must be at least 16 characters")
+	}
+	if a.Log == nil {
+		a.Log = slog.Default()
+	}
+	s.Handle("PUT /admin/v1/d/{dir}/records/{publicId}", a.guard(s, a.putRecord))
+	s.Handle("POST /admin/v1/d/{dir}/records/{publicId}/transition", a.guard(s, a.transition))
+	return nil
+}
+
+type adminHandler func(w http.ResponseWriter, r *http.Request, body []byte) (dirsvc.ImportStats, error)
+
+// guard checks the admin token, reads the capped body, runs h, and answers with its result and the
+// directory's position.
+func (a *AdminAPI) guard(s *edge.Server, h adminHandler) http.Handler {
+	want := []byte("Bearer " + a.Token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="dirsvc-admin"`)
+			s.WriteError(w, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The admin token is missing or wrong."))
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
+		if err != nil {
+			s.WriteError(w, r, dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", maxAdminBody))
+			return
+		}
+		stats, err := h(w, r, body)
+		var ie *ImportError
+		if errors.As(err, &ie) {
+			err = dirsvc.InvalidParam(ie.Field, "%s", ie.Error())
+		}
+		if err != nil {
+			s.WriteError(w, r, err)
+			return
+		}
+		if a.Position != nil {
+			pos, err := a.Position(r.Context(), r.PathValue("dir"))
+			if err != nil {
+				// The write is committed: the answer says so, without a position to read it at.
+				a.Log.Error("replicate a write", "directory", r.PathValue("dir"), "err", err)
+			} else {
+				w.Header().Set(edge.PositionHeader, strconv.FormatUint(pos, 10))
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(stats)
+	})
+}
+
+func (a *AdminAPI) putRecord(w http.ResponseWriter, r *http.Request, body []byte) (dirsvc.ImportStats, error) {
+	slug, id := r.PathValue("dir"), r.PathValue("publicId")
+	var head struct {
+		PublicID string `json:"publicId"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		return dirsvc.ImportStats{}, dirsvc.InvalidParam("body", "want one record as a JSON object in the import format")
+	}
+	if head.PublicID != id {
+		return dirsvc.ImportStats{}, dirsvc.InvalidParam("publicId", "the record's publicId must be the one in the address")
+	}
+	return UpdateRecord(r.Context(), a.Store, slug, body)
+}
+
+func (a *AdminAPI) transition(w http.ResponseWriter, r *http.Request, body []byte) (dirsvc.ImportStats, error) {
+	var t struct {
+		To        dirsvc.State     `json:"to"`
+		Survivor  string           `json:"survivor"`
+		VisibleTo dirsvc.Audiences `json:"visibleTo"`
+	}
+	if err := json.Unmarshal(body, &t); err != nil {
+		return dirsvc.ImportStats{}, dirsvc.InvalidParam("body", "want {\"to\": state, \"survivor\": id, \"visibleTo\": [audience]}")
+	}
+	if !t.To.Valid() {
+		return dirsvc.ImportStats{}, dirsvc.InvalidParam("to", "%q is not a record state", t.To)
+	}
+	wr, err := a.Store.Writer(r.Context(), r.PathValue("dir"))
+	if err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	return wr.Transition(r.Context(), r.PathValue("publicId"), dirsvc.Transition{To: t.To, Survivor: t.Survivor, VisibleTo: t.VisibleTo})
+}
