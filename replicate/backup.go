@@ -22,8 +22,8 @@ import (
 // checkpoints: the service never checkpoints a replicated file itself. Close the service's own
 // connections to a file before the Replicator.
 type Replicator struct {
-	target Target
-	data   string
+	target   Target
+	data     string
 	store    *litestream.Store
 	log      *slog.Logger
 	interval time.Duration

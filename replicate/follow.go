@@ -63,6 +63,7 @@ type Follower struct {
 	cfg FollowConfig
 
 	mu        sync.Mutex
+	lineage   string               // the primary's lineage the copies belong to; "" before any
 	files     map[string]*followed // by directory slug
 	started   bool                 // a first round (from the primary or from storage) completed
 	lostSince time.Time            // when the primary stopped answering; zero while it answers
@@ -76,6 +77,7 @@ type followed struct {
 	pos         ltx.Pos   // the copy's position
 	primary     uint64    // the primary's last reported position
 	behindSince time.Time // since when the copy is behind the primary; zero when it is not
+	stale       bool      // of another lineage of the primary: bootstrap afresh
 }
 
 // errGap means the copy cannot be brought forward by the files the primary still holds: it needs a
@@ -102,6 +104,9 @@ func NewFollower(cfg FollowConfig) (*Follower, error) {
 	}
 	cfg.Primary = strings.TrimSuffix(cfg.Primary, "/")
 	f := &Follower{cfg: cfg, files: map[string]*followed{}, changed: make(chan struct{})}
+	if b, err := os.ReadFile(filepath.Join(cfg.Data, primaryLineageFile)); err == nil {
+		f.lineage = strings.TrimSpace(string(b))
+	}
 	entries, err := os.ReadDir(filepath.Join(cfg.Data, "dirs"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -115,6 +120,9 @@ func NewFollower(cfg FollowConfig) (*Follower, error) {
 	}
 	return f, nil
 }
+
+// primaryLineageFile keeps, in an edge's data folder, the lineage of the primary its copies follow.
+const primaryLineageFile = "primary-lineage"
 
 func (f *Follower) path(slug string) string {
 	return FilePath(f.cfg.Data, directoryName(slug))
@@ -230,6 +238,20 @@ func (f *Follower) poll(ctx context.Context, since string) (*Files, error) {
 // then makes the edge serve what is ready.
 func (f *Follower) round(ctx context.Context, files *Files) error {
 	start := time.Now()
+	f.mu.Lock()
+	if files.Lineage != f.lineage {
+		if f.lineage != "" {
+			f.cfg.Log.Warn("the primary's history changed (it was restored): bootstrapping every directory afresh")
+			for _, fl := range f.files {
+				fl.stale = true
+			}
+		}
+		f.lineage = files.Lineage
+	}
+	f.mu.Unlock()
+	if err := writeFileAtomic(filepath.Join(f.cfg.Data, primaryLineageFile), []byte(files.Lineage+"\n")); err != nil {
+		return err
+	}
 	want := map[string]uint64{}
 	for _, fp := range files.Files {
 		if slug := slugOf(fp.Name); slug != "" && fp.TXID > 0 {
@@ -242,11 +264,12 @@ func (f *Follower) round(ctx context.Context, files *Files) error {
 	for slug, txid := range want {
 		f.mu.Lock()
 		fl := f.files[slug]
+		current := fl != nil && uint64(fl.pos.TXID) == txid && !fl.stale
 		if fl != nil {
 			fl.primary = txid
 		}
 		f.mu.Unlock()
-		if fl != nil && uint64(fl.pos.TXID) == txid {
+		if current {
 			continue
 		}
 		sem <- struct{}{}
@@ -304,7 +327,7 @@ func (f *Follower) bringForward(ctx context.Context, slug string, txid uint64, c
 	f.mu.Lock()
 	fl := f.files[slug]
 	f.mu.Unlock()
-	if fl == nil {
+	if fl == nil || fl.stale {
 		return f.bootstrap(ctx, slug, c)
 	}
 	if uint64(fl.pos.TXID) > txid {
@@ -575,6 +598,9 @@ func (f *Follower) bootstrap(ctx context.Context, slug string, c litestream.Repl
 	if err := f.setPosition(fl, pos); err != nil {
 		return err
 	}
+	f.mu.Lock()
+	fl.stale = false
+	f.mu.Unlock()
 	f.cfg.Log.Info("bootstrapped a directory", "directory", slug, "position", uint64(pos.TXID),
 		"source", c.Type(), "duration", time.Since(start).Round(time.Millisecond))
 	return nil
@@ -761,9 +787,5 @@ func readPos(path string) (ltx.Pos, error) {
 }
 
 func writePos(path string, pos ltx.Pos) error {
-	tmp := posPath(path) + ".tmp"
-	if err := os.WriteFile(tmp, []byte(pos.String()+"\n"), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, posPath(path))
+	return writeFileAtomic(posPath(path), []byte(pos.String()+"\n"))
 }

@@ -2,12 +2,14 @@ package replicate_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
@@ -76,6 +78,7 @@ func rename(t *testing.T, store *dirdb.Store, name string) {
 func backupAndRestore(t *testing.T, target replicate.Target) {
 	ctx := context.Background()
 	data, store := smallFolder(t)
+	addIndexes(t, replicate.FilePath(data, "dirs/small/directory"))
 	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +90,7 @@ func backupAndRestore(t *testing.T, target replicate.Target) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	between := time.Now() // after the first state is replicated, before the change
 	rename(t, store, "Coast Counselling Renamed")
 	if err := r.Sync(ctx); err != nil {
 		t.Fatal(err)
@@ -118,6 +122,18 @@ func backupAndRestore(t *testing.T, target replicate.Target) {
 	}
 	if got := serviceName(t, earlier, "svc_counsel"); got != "Coast Counselling" {
 		t.Errorf("restore at the position before the change: %q", got)
+	}
+	atTime := t.TempDir()
+	for _, name := range smallFiles {
+		if err := replicate.Restore(ctx, atTime, target, name, replicate.At{Time: between}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := serviceName(t, atTime, "svc_counsel"); got != "Coast Counselling" {
+		t.Errorf("restore at the time before the change: %q", got)
+	}
+	for _, dir := range []string{latest, earlier, atTime} {
+		checkIndexes(t, replicate.FilePath(dir, "dirs/small/directory"))
 	}
 	// A restore never overwrites, and a file the target never held is not there.
 	if err := replicate.Restore(ctx, latest, target, "platform", replicate.At{}); err == nil {
@@ -172,6 +188,48 @@ func TestNames(t *testing.T) {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// addIndexes adds a full-text (FTS5) and a spatial (R*Tree) index to a file, as search keeps them.
+func addIndexes(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = db.Exec(`
+CREATE VIRTUAL TABLE test_text USING fts5(body);
+INSERT INTO test_text (body) VALUES ('counselling by the coast'), ('general practice in the harbour');
+CREATE VIRTUAL TABLE test_places USING rtree(id, min_x, max_x, min_y, max_y);
+INSERT INTO test_places VALUES (1, 151.1, 151.3, -33.9, -33.8), (2, 174.7, 174.8, -36.9, -36.8);`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkIndexes checks a restored file page by page and its FTS5 and R*Tree indexes.
+func checkIndexes(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ok, rtree string
+	var hits, near int
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&ok); err != nil || ok != "ok" {
+		t.Errorf("%s: integrity_check %q %v", path, ok, err)
+	}
+	if err := db.QueryRow("SELECT rtreecheck('test_places')").Scan(&rtree); err != nil || rtree != "ok" {
+		t.Errorf("%s: rtreecheck %q %v", path, rtree, err)
+	}
+	if err := db.QueryRow("SELECT count(*) FROM test_text WHERE test_text MATCH 'coast'").Scan(&hits); err != nil || hits != 1 {
+		t.Errorf("%s: full-text search found %d: %v", path, hits, err)
+	}
+	if err := db.QueryRow("SELECT count(*) FROM test_places WHERE min_x <= 151.2 AND max_x >= 151.2 AND min_y <= -33.85 AND max_y >= -33.85").Scan(&near); err != nil || near != 1 {
+		t.Errorf("%s: spatial search found %d: %v", path, near, err)
+	}
+}
 
 func TestAddAndRemoveFilesWhileReplicating(t *testing.T) {
 	ctx := context.Background()

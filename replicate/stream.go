@@ -49,6 +49,7 @@ type FilePosition struct {
 // Files is the primary's answer to an edge: the version of the positions (which changes when any
 // does), every replicated file's position, and what an edge needs of the platform file.
 type Files struct {
+	Lineage  string           `json:"lineage"` // see Lineage
 	Version  string           `json:"version"`
 	Files    []FilePosition   `json:"files"`
 	Platform *dirsvc.Platform `json:"platform"`
@@ -63,6 +64,10 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 	}
 	if len(token) < 16 {
 		return nil, errors.New("replicate: the replication token must be at least 16 characters")
+	}
+	lineage, err := Lineage(rep.data)
+	if err != nil {
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+StreamPrefix+"files", func(w http.ResponseWriter, r *http.Request) {
@@ -89,7 +94,7 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 					streamError(w, http.StatusInternalServerError, err)
 					return
 				}
-				writeJSON(w, Files{Version: version, Files: files, Platform: p})
+				writeJSON(w, Files{Lineage: lineage, Version: version, Files: files, Platform: p})
 				return
 			}
 			select {

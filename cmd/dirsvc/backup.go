@@ -168,6 +168,10 @@ func (m *Main) restore(ctx context.Context, args []string) error {
 		}
 		restored += n
 	}
+	// The restored files start a new history: edges of this folder's primary bootstrap afresh.
+	if _, err := replicate.NewLineage(m.Data); err != nil {
+		return err
+	}
 	m.Log.Info("restore done", "files", restored, "duration", time.Since(start))
 	return nil
 }

@@ -264,6 +264,9 @@ func (m *Main) restoreIfEmpty(ctx context.Context, target replicate.Target) erro
 	} else if err != nil {
 		return err
 	}
+	if _, err := replicate.NewLineage(m.Data); err != nil { // edges bootstrap afresh
+		return err
+	}
 	m.Log.Info("restored the data folder from the replica target", "files", n)
 	return nil
 }

@@ -1,0 +1,50 @@
+package replicate
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// A data folder's lineage names the history of its files. Positions count on within one lineage;
+// a folder restored from a replica starts a new one, since its files may go back to an earlier
+// state and then count on past positions an edge already holds from the old history. Edges follow
+// a primary within one lineage and bootstrap afresh when it changes. Litestream's own files carry
+// no checksum chain that would show this.
+
+const lineageFile = "lineage"
+
+// Lineage returns the lineage of a data folder, starting one if it has none.
+func Lineage(data string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(data, lineageFile))
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	return NewLineage(data)
+}
+
+// NewLineage starts a new lineage for a data folder (after a restore into it).
+func NewLineage(data string) (string, error) {
+	b := make([]byte, 12)
+	rand.Read(b)
+	id := hex.EncodeToString(b)
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		return "", err
+	}
+	return id, writeFileAtomic(filepath.Join(data, lineageFile), []byte(id+"\n"))
+}
+
+// writeFileAtomic writes a small file whole or not at all.
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
