@@ -49,7 +49,7 @@ type edgeNode struct {
 	stop     func()
 }
 
-func startEdge(t *testing.T, data string, cfg replicate.FollowConfig) *edgeNode {
+func startEdge(t testing.TB, data string, cfg replicate.FollowConfig) *edgeNode {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	store, err := dirdb.OpenReplica(ctx, data)
@@ -76,7 +76,7 @@ func startEdge(t *testing.T, data string, cfg replicate.FollowConfig) *edgeNode 
 }
 
 // waitServed waits until the edge serves the directory at least at position txid.
-func (e *edgeNode) waitServed(t *testing.T, slug string, txid uint64) {
+func (e *edgeNode) waitServed(t testing.TB, slug string, txid uint64) {
 	t.Helper()
 	if !e.follower.WaitFor(context.Background(), slug, txid, 30*time.Second) {
 		t.Fatalf("the edge did not reach %s at %d:\n%s", slug, txid, e.log)
@@ -98,7 +98,7 @@ func (e *edgeNode) waitServed(t *testing.T, slug string, txid uint64) {
 }
 
 // waitAt waits until the edge's copy of a directory is exactly at position txid.
-func (e *edgeNode) waitAt(t *testing.T, slug string, txid uint64) {
+func (e *edgeNode) waitAt(t testing.TB, slug string, txid uint64) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -113,7 +113,7 @@ func (e *edgeNode) waitAt(t *testing.T, slug string, txid uint64) {
 }
 
 // publicName reads a service's public name from a store.
-func publicName(t *testing.T, store *dirdb.Store, id string) string {
+func publicName(t testing.TB, store *dirdb.Store, id string) string {
 	t.Helper()
 	ctx := context.Background()
 	dir, err := store.Reader(ctx, "small")

@@ -23,7 +23,9 @@ import (
 var smallFiles = []string{"platform", "dirs/small/directory", "dirs/small/ops"}
 
 // smallFolder makes a data folder holding the small test directory and returns it with its store.
-func smallFolder(t *testing.T) (string, *dirdb.Store) {
+func smallFolder(t *testing.T) (string, *dirdb.Store) { return smallFolderTB(t) }
+
+func smallFolderTB(t testing.TB) (string, *dirdb.Store) {
 	t.Helper()
 	data := t.TempDir()
 	store, err := dirdb.Open(context.Background(), data)

@@ -28,7 +28,7 @@ import (
 )
 
 // buildBinary builds cmd/dirsvc once per test binary run, without cgo, as shipped.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "dirsvc")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
@@ -52,14 +52,14 @@ var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
 // startServe starts `dirsvc serve` on a temporary data folder and 127.0.0.1:0 and returns its
 // address once it listens, with the process and its log.
-func startServe(t *testing.T, bin, data string) (string, *exec.Cmd, *bytes.Buffer) {
+func startServe(t testing.TB, bin, data string) (string, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	return startMode(t, bin, "serve", "--data", data)
 }
 
 // startMode starts a serving mode of the binary on 127.0.0.1:0, unless the arguments name another
 // address (see startServe).
-func startMode(t *testing.T, bin string, args ...string) (string, *exec.Cmd, *bytes.Buffer) {
+func startMode(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	addr, cmd, log, err := tryStart(t, bin, args...)
 	if err != nil {
@@ -70,7 +70,7 @@ func startMode(t *testing.T, bin string, args ...string) (string, *exec.Cmd, *by
 
 // tryStart starts a serving mode of the binary and returns its address once it listens; an error if
 // it exits first.
-func tryStart(t *testing.T, bin string, args ...string) (string, *exec.Cmd, *bytes.Buffer, error) {
+func tryStart(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *bytes.Buffer, error) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{args[0], "--addr", "127.0.0.1:0"}, args[1:]...)...)
 	stderr, err := cmd.StderrPipe()

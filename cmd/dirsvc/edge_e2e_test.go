@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ type cluster struct {
 
 // startCluster imports the small fixture into a new data folder, starts a primary on it and an
 // edge following it, and waits until the edge serves the directory.
-func startCluster(t *testing.T, edgeArgs ...string) *cluster {
+func startCluster(t testing.TB, edgeArgs ...string) *cluster {
 	t.Helper()
 	c := &cluster{bin: buildBinary(t), primaryData: t.TempDir(), replica: t.TempDir()}
 	if out, err := exec.Command(c.bin, "import", "--data", c.primaryData, smallFixture).CombinedOutput(); err != nil {
@@ -67,7 +68,7 @@ func startCluster(t *testing.T, edgeArgs ...string) *cluster {
 var smallFixture = filepath.Join("..", "..", "testdata", "small.ndjson")
 
 // waitFor polls a condition on processes outside the test until it holds, failing after a deadline.
-func (c *cluster) waitFor(t *testing.T, what string, cond func() bool) {
+func (c *cluster) waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
@@ -84,12 +85,12 @@ type answer struct {
 	body   []byte
 }
 
-func get(t *testing.T, addr, path string, header http.Header) answer {
+func get(t testing.TB, addr, path string, header http.Header) answer {
 	t.Helper()
 	return do(t, "GET", "http://"+addr+path, header, nil)
 }
 
-func do(t *testing.T, method, u string, header http.Header, body []byte) answer {
+func do(t testing.TB, method, u string, header http.Header, body []byte) answer {
 	t.Helper()
 	req, err := http.NewRequest(method, u, bytes.NewReader(body))
 	if err != nil {
@@ -108,7 +109,7 @@ func do(t *testing.T, method, u string, header http.Header, body []byte) answer 
 }
 
 // fixtureRecord returns the import line of a record of the small fixture, with its name replaced.
-func fixtureRecord(t *testing.T, publicID, name string) []byte {
+func fixtureRecord(t testing.TB, publicID, name string) []byte {
 	t.Helper()
 	f, err := os.Open(smallFixture)
 	if err != nil {
@@ -131,13 +132,13 @@ func fixtureRecord(t *testing.T, publicID, name string) []byte {
 
 // putRecord writes a record through the admin API at addr (a primary, or an edge that forwards it)
 // and returns the answer.
-func putRecord(t *testing.T, addr string, publicID string, line []byte) answer {
+func putRecord(t testing.TB, addr string, publicID string, line []byte) answer {
 	t.Helper()
 	return do(t, "PUT", "http://"+addr+"/admin/v1/d/small/records/"+publicID,
 		http.Header{"Authorization": {"Bearer " + testAdminToken}}, line)
 }
 
-func name(t *testing.T, a answer) string {
+func name(t testing.TB, a answer) string {
 	t.Helper()
 	var v struct{ Name string }
 	if err := json.Unmarshal(a.body, &v); err != nil {
@@ -202,6 +203,29 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 	// A position the primary has not reached yet: the edge waits, then the primary answers.
 	if a := get(t, c.edge, "/v1/d/small/services/svc_gp", http.Header{"Directory-Position": {"999999999"}}); a.status != 200 {
 		t.Errorf("a read at a future position: %d %s", a.status, a.body)
+	}
+	// The admin API's answers, through the edge, are as the OpenAPI document says.
+	for _, w := range []struct {
+		method, path, token string
+		body                []byte
+		status              int
+	}{
+		{"PUT", "/admin/v1/d/small/records/svc_gp", testAdminToken, fixtureRecord(t, "svc_gp", "Checked"), 200},
+		{"PUT", "/admin/v1/d/small/records/svc_other", testAdminToken, fixtureRecord(t, "svc_gp", "Checked"), 400},
+		{"POST", "/admin/v1/d/small/records/svc_gp/transition", "wrong-admin-token", []byte(`{"to":"closed"}`), 401},
+		{"POST", "/admin/v1/d/small/records/svc_nowhere/transition", testAdminToken, []byte(`{"to":"closed"}`), 404},
+		{"POST", "/admin/v1/d/small/records/svc_gp/transition", testAdminToken, []byte(`{"to":"sideways"}`), 400},
+	} {
+		req, _ := http.NewRequest(w.method, "http://"+c.edge+w.path, bytes.NewReader(w.body))
+		req.Header.Set("Authorization", "Bearer "+w.token)
+		resp, err := checked.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != w.status {
+			t.Errorf("%s %s: %d, want %d", w.method, w.path, resp.StatusCode, w.status)
+		}
 	}
 	// Writes without the admin token are refused by the primary, through the edge too.
 	if a := do(t, "PUT", "http://"+c.edge+"/admin/v1/d/small/records/svc_gp", nil, fixtureRecord(t, "svc_gp", "x")); a.status != 401 {
@@ -400,7 +424,7 @@ func TestPrimaryKilledDuringWrites(t *testing.T) {
 }
 
 // restartAt starts a serving mode again on the address it had (edges know the primary by it).
-func restartAt(t *testing.T, bin, addr string, args ...string) (string, *exec.Cmd, *bytes.Buffer) {
+func restartAt(t testing.TB, bin, addr string, args ...string) (string, *exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -413,4 +437,30 @@ func restartAt(t *testing.T, bin, addr string, args ...string) (string, *exec.Cm
 		}
 		time.Sleep(100 * time.Millisecond) // the port may linger a moment after the kill
 	}
+}
+
+// BenchmarkWriteToVisible measures how long a write on the primary takes to be visible at an edge,
+// both as real processes with their default settings: from sending the write (the admin API, which
+// answers once the write is replicated) to the first read at the edge that shows it, reads polled
+// every millisecond. It reports the median and 99th percentile.
+func BenchmarkWriteToVisible(b *testing.B) {
+	c := startCluster(b)
+	lags := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		want := "Lag " + strconv.Itoa(i)
+		line := fixtureRecord(b, "svc_gp", want)
+		start := time.Now()
+		if a := putRecord(b, c.primary, "svc_gp", line); a.status != 200 {
+			b.Fatalf("write: %d %s", a.status, a.body)
+		}
+		for name(b, get(b, c.edge, "/v1/d/small/services/svc_gp?view=brief", nil)) != want {
+			time.Sleep(time.Millisecond) // a client polling the edge
+		}
+		lags = append(lags, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lags)
+	b.ReportMetric(float64(lags[len(lags)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds())/1000, "p99-ms")
 }

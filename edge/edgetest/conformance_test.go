@@ -29,8 +29,23 @@ import (
 	"github.com/dirsvc/dirsvc/primary"
 )
 
+// transitionBody is the JSON of the admin API's transition body (read into an unnamed struct of
+// package primary, with dirsvc.Audiences written as their names).
+type transitionBody struct {
+	To        dirsvc.State `json:"to"`
+	Survivor  string       `json:"survivor,omitempty"`
+	VisibleTo []string     `json:"visibleTo,omitempty"`
+}
+
+// importRecordHead is what the admin API reads of a record body itself; the rest is the import format.
+type importRecordHead struct {
+	Kind     dirsvc.Kind `json:"kind"`
+	PublicID string      `json:"publicId"`
+}
+
 // goTypes are the Go types whose JSON the component schemas describe, by schema name.
 var goTypes = map[string]any{
+	"ImportStats": dirsvc.ImportStats{}, "Transition": transitionBody{}, "ImportRecord": importRecordHead{},
 	"Ref": dirsvc.Ref{}, "CodeLabel": dirsvc.CodeLabel{}, "LocalTypeRef": dirsvc.LocalTypeRef{},
 	"ContactView": dirsvc.ContactView{}, "IdentifierView": dirsvc.IdentifierView{},
 	"AddressView": dirsvc.AddressView{}, "Point": dirsvc.Point{}, "Ownership": dirsvc.Ownership{},

@@ -58,7 +58,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 
 	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
 		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getOpenAPI",
-		"requestToken", "getJWKS"}
+		"requestToken", "getJWKS", "putRecord", "transitionRecord"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# An edge serving many small directories: how long it takes to bootstrap them from the primary, and
+# its idle CPU (share of one core) and resident memory, first with the directories unread, then
+# after one read of each (every directory open). The primary's figures are printed beside them.
+#
+#   bench/idle.sh [DIRECTORIES] [SECONDS]     defaults: 1000 directories of 5 services, 60 s idle
+set -euo pipefail
+n=${1:-1000}
+secs=${2:-60}
+cd "$(dirname "$0")/.."
+out=bench/out
+mkdir -p "$out"
+go build -o "$out/dirsvc" ./cmd/dirsvc
+data="$out/many-$n"
+if [ ! -d "$data/dirs" ]; then
+  rm -rf "$data"
+  go run ./bench/manydirs --data "$data" --n "$n"
+fi
+rm -rf "$out/many-replica" "$out/many-edge"
+ulimit -n 65536 || true
+token=bench-replication-token
+"$out/dirsvc" primary --data "$data" --replica-dir "$out/many-replica" --replication-token "$token" \
+  --addr 127.0.0.1:8093 2>"$out/many-primary.log" &
+primary=$!
+trap 'kill $primary $edge 2>/dev/null || true' EXIT
+until curl -sf http://127.0.0.1:8093/healthz >/dev/null; do sleep 0.2; done
+start=$(date +%s.%N)
+"$out/dirsvc" edge --data "$out/many-edge" --primary http://127.0.0.1:8093 --replication-token "$token" \
+  --addr 127.0.0.1:8094 --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/many-edge.log" &
+edge=$!
+until [ "$(curl -s http://127.0.0.1:8094/healthz | grep -o '"name"' | wc -l)" -ge "$n" ] && curl -sf http://127.0.0.1:8094/healthz >/dev/null; do sleep 0.5; done
+echo "edge bootstrapped $n directories in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e-s}') s"
+
+tick=$(getconf CLK_TCK)
+cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }
+rss() { awk '/VmRSS/ {printf "%.0f MiB", $2/1024}' "/proc/$1/status"; }
+idle() {
+  sleep 5
+  local e0 p0 e1 p1
+  e0=$(cpu $edge); p0=$(cpu $primary)
+  sleep "$secs"
+  e1=$(cpu $edge); p1=$(cpu $primary)
+  echo "$1: edge $(awk -v a="$e0" -v b="$e1" -v t="$tick" -v s="$secs" 'BEGIN {printf "%.2f", 100*(b-a)/t/s}')% of a core, RSS $(rss $edge); primary $(awk -v a="$p0" -v b="$p1" -v t="$tick" -v s="$secs" 'BEGIN {printf "%.2f", 100*(b-a)/t/s}')% of a core, RSS $(rss $primary)"
+}
+idle "idle, directories unread"
+for i in $(seq 0 $((n - 1))); do
+  curl -sf -o /dev/null "http://127.0.0.1:8094/v1/d/$(printf 'dir-%04d' "$i")/developers"
+done
+idle "idle, every directory read once"
