@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Edge read throughput: requests/s of `dirsvc edge` answering GET services/{id}?view=brief (public
+# tier, random IDs of a generated 100,000-service directory) from its copy, as a ratio to the same
+# read on its primary. Both are driven by wrk with the same settings, in turn, five rounds, in one
+# run of this script; the edge bootstraps its copy from the primary first (its time is printed).
+#
+#   bench/edge.sh [SERVICES] [DURATION]      defaults: 100000 services, 10s per node and round
+services=${1:-100000}
+duration=${2:-10s}
+source "$(dirname "$0")/setup.sh"
+rm -rf "$out/edge-replica" "$out/edge-data"
+token=bench-replication-token
+limits=(--anonymous-per-minute 1000000000 --anonymous-per-day 1000000000)
+"$out/dirsvc" primary --data "$data" --replica-dir "$out/edge-replica" --replication-token "$token" \
+  --addr 127.0.0.1:8090 "${limits[@]}" 2>"$out/edge-primary.log" &
+primary=$!
+trap 'kill $primary $edge 2>/dev/null || true' EXIT
+until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
+start=$(date +%s.%N)
+"$out/dirsvc" edge --data "$out/edge-data" --primary http://127.0.0.1:8090 --replication-token "$token" \
+  --addr 127.0.0.1:8092 "${limits[@]}" 2>"$out/edge-edge.log" &
+edge=$!
+until curl -sf http://127.0.0.1:8092/healthz | grep -q '"name"'; do sleep 0.5; done
+echo "edge bootstrapped the directory in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e-s}') s"
+head -1000 "$out/ids.txt" | while read -r id; do
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:8090/v1/d/demo/services/$id?view=brief")" = 200 ] && echo "$id"
+done > "$out/edge-ids.txt"
+# The edge answers each the same bytes as the primary.
+for id in $(head -20 "$out/edge-ids.txt"); do
+  cmp -s <(curl -s "http://127.0.0.1:8090/v1/d/demo/services/$id?view=brief") <(curl -s "http://127.0.0.1:8092/v1/d/demo/services/$id?view=brief") \
+    || { echo "the edge answers $id differently" >&2; exit 1; }
+done
+
+rps() { IDS="$out/edge-ids.txt" wrk -t1 -c32 -d"$duration" --latency -s bench/random_ids.lua "$1" | tee "$out/wrk-$2.txt" | awk '/Requests\/sec/ {print $2}'; }
+echo "== warm-up"
+for port in 8090 8092; do IDS="$out/edge-ids.txt" wrk -t1 -c32 -d5s -s bench/random_ids.lua "http://127.0.0.1:$port" >/dev/null; done
+ratios=()
+for round in 1 2 3 4 5; do
+  p=$(rps http://127.0.0.1:8090 "primary-$round")
+  e=$(rps http://127.0.0.1:8092 "edge-$round")
+  ratio=$(awk -v a="$e" -v b="$p" 'BEGIN {printf "%.2f", a/b}')
+  ratios+=("$ratio")
+  echo "round $round: edge $e req/s (p99 $(awk '/ 99%/ {print $2}' "$out/wrk-edge-$round.txt")), primary $p req/s (p99 $(awk '/ 99%/ {print $2}' "$out/wrk-primary-$round.txt")), ratio $ratio"
+done
+median=$(printf '%s\n' "${ratios[@]}" | sort -n | sed -n 3p)
+echo "median ratio edge/primary $median (target >= 0.9)"
