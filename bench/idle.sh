@@ -17,7 +17,7 @@ if [ ! -d "$data/dirs" ]; then
   go run ./bench/manydirs --data "$data" --n "$n"
 fi
 rm -rf "$out/many-replica" "$out/many-edge"
-ulimit -n 65536 || true
+ulimit -n 65536 2>/dev/null || true
 token=bench-replication-token
 "$out/dirsvc" primary --data "$data" --replica-dir "$out/many-replica" --replication-token "$token" \
   --addr 127.0.0.1:8093 2>"$out/many-primary.log" &

@@ -7,6 +7,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -64,35 +65,58 @@ func (f *Forwarding) enabled() bool { return f.Primary != nil || f.FlyPrimaryReg
 
 // forwarding sends the requests the node does not serve to the primary, and holds back reads that
 // want a newer position than the copy has. It runs before the guard: what is forwarded is limited
-// and authenticated by the primary.
+// and authenticated by the primary. On a node that serves everything itself it only checks the
+// position header.
 func (s *Server) forwarding(next http.Handler) http.Handler {
 	fw := s.cfg.Forwarding
 	if fw == nil || !fw.enabled() {
-		return next
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if v := r.Header.Get(PositionHeader); v != "" && pathDirectory(r.URL.Path) != "" {
+				if _, ok := position(v); !ok {
+					s.error(w, r, badPosition)
+					return
+				}
+			}
+			next.ServeHTTP(w, r)
+		})
 	}
 	if fw.ReadWait <= 0 {
 		fw.ReadWait = DefaultReadWait
 	}
 	forward := s.forwarder(fw)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, replicationPrefix) {
+			s.error(w, r, dirsvc.ErrNotFound) // the primary's stream is for edges, not through them
+			return
+		}
 		if _, pattern := s.mux.Handler(r); pattern == "/" || pattern == "" {
 			forward.ServeHTTP(w, r)
 			return
 		}
-		if v := r.Header.Get(PositionHeader); v != "" {
-			dir := pathDirectory(r.URL.Path)
-			pos, err := strconv.ParseUint(v, 10, 64)
-			if err != nil || dir == "" {
-				s.error(w, r, dirsvc.InvalidParam(PositionHeader, "want the position a write answered with, on a read of that directory"))
+		if v := r.Header.Get(PositionHeader); v != "" && pathDirectory(r.URL.Path) != "" {
+			pos, ok := position(v)
+			if !ok {
+				s.error(w, r, badPosition)
 				return
 			}
-			if fw.Positions == nil || !fw.Positions.WaitFor(r.Context(), dir, pos, fw.ReadWait) {
+			if fw.Positions == nil || !fw.Positions.WaitFor(r.Context(), pathDirectory(r.URL.Path), pos, fw.ReadWait) {
 				forward.ServeHTTP(w, r)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// replicationPrefix is where a primary serves its replication stream (replicate.StreamPrefix).
+const replicationPrefix = "/replication/"
+
+var badPosition = dirsvc.InvalidParam(PositionHeader, "want the position a write answered with")
+
+// position parses the position a read of a directory asks for (elsewhere the header means nothing).
+func position(v string) (uint64, bool) {
+	pos, err := strconv.ParseUint(v, 10, 64)
+	return pos, err == nil
 }
 
 // forwarder returns the handler that sends a request to the primary.

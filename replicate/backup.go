@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/litestream"
+	"github.com/superfly/ltx"
 )
 
 // Replicator replicates the files of a data folder with Litestream: each file is a Litestream
@@ -151,7 +152,7 @@ func (r *Replicator) watch(ctx context.Context) {
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				err := dbs[name].SyncAndWait(ctx)
+				err := r.sync(ctx, name, dbs[name])
 				if err == nil || ctx.Err() != nil {
 					return
 				}
@@ -252,10 +253,44 @@ func (r *Replicator) SyncFile(ctx context.Context, name string) (uint64, error) 
 	if !ok {
 		return 0, fmt.Errorf("replicate: %s is not replicated", name)
 	}
-	if err := db.SyncAndWait(ctx); err != nil {
+	if err := r.sync(ctx, name, db); err != nil {
 		return 0, fmt.Errorf("sync %s: %w", name, err)
 	}
 	return uint64(db.Replica.Pos().TXID), nil
+}
+
+// sync copies a file's committed changes to the target. A target that holds nothing of a file
+// whose Litestream state in the data folder has pruned its first changes (a new bucket or replica
+// folder for an existing data folder) cannot be brought forward from that state: the state is
+// dropped, so the next sync starts the target with a snapshot, and the folder starts a new lineage
+// (the positions count from the start again).
+func (r *Replicator) sync(ctx context.Context, name string, db *litestream.DB) error {
+	err := db.SyncAndWait(ctx)
+	var ltxErr *litestream.LTXError
+	if err == nil || !errors.As(err, &ltxErr) || !ltxErr.IsAutoRecoverable() {
+		return err
+	}
+	for _, level := range []int{0, litestream.SnapshotLevel} {
+		itr, lerr := db.Replica.Client.LTXFiles(ctx, level, 0, false)
+		if lerr != nil {
+			return errors.Join(err, lerr)
+		}
+		infos, lerr := ltx.SliceFileIterator(itr)
+		if lerr != nil {
+			return errors.Join(err, lerr)
+		}
+		if len(infos) > 0 {
+			return err // the target holds this file: not a state to drop
+		}
+	}
+	r.log.Warn("the target holds nothing of a file whose local replication state is older: starting it afresh", "file", name)
+	if rerr := db.ResetLocalState(ctx); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if _, lerr := NewLineage(r.data); lerr != nil {
+		return errors.Join(err, lerr)
+	}
+	return db.SyncAndWait(ctx)
 }
 
 // Positions returns each file's position: the Litestream transaction ID of its latest change the

@@ -60,7 +60,8 @@ type FollowConfig struct {
 
 // Follower keeps an edge's copies of its primary's directory files.
 type Follower struct {
-	cfg FollowConfig
+	cfg   FollowConfig
+	fetch *http.Client // for LTX files: bounded, unlike the long polls
 
 	mu        sync.Mutex
 	lineage   string               // the primary's lineage the copies belong to; "" before any
@@ -103,7 +104,8 @@ func NewFollower(cfg FollowConfig) (*Follower, error) {
 		cfg.Log = slog.Default()
 	}
 	cfg.Primary = strings.TrimSuffix(cfg.Primary, "/")
-	f := &Follower{cfg: cfg, files: map[string]*followed{}, changed: make(chan struct{})}
+	f := &Follower{cfg: cfg, files: map[string]*followed{}, changed: make(chan struct{}),
+		fetch: &http.Client{Transport: cfg.HTTP.Transport, Timeout: 10 * time.Minute}}
 	if b, err := os.ReadFile(filepath.Join(cfg.Data, primaryLineageFile)); err == nil {
 		f.lineage = strings.TrimSpace(string(b))
 	}
@@ -276,7 +278,7 @@ func (f *Follower) round(ctx context.Context, files *Files) error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			c := NewStreamClient(f.cfg.Primary, f.cfg.Token, directoryName(slug), f.cfg.HTTP)
+			c := NewStreamClient(f.cfg.Primary, f.cfg.Token, directoryName(slug), f.fetch)
 			if err := f.bringForward(ctx, slug, txid, c); err != nil && ctx.Err() == nil {
 				f.cfg.Log.Error("follow a directory", "directory", slug, "err", err)
 			}

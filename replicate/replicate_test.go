@@ -263,3 +263,56 @@ func TestAddAndRemoveFilesWhileReplicating(t *testing.T) {
 		t.Error("a name outside the data folder's layout was added")
 	}
 }
+
+// TestANewTargetForAnExistingFolder replicates a folder whose Litestream state has pruned its first
+// changes to a target that holds nothing: the file starts afresh there, whole, under a new lineage.
+func TestANewTargetForAnExistingFolder(t *testing.T) {
+	ctx := context.Background()
+	data, store := smallFolder(t)
+	r, err := replicate.Open(ctx, data, replicate.Target{Dir: t.TempDir()}, smallFiles, replicate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rename(t, store, "Before The Move")
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lineage, _ := replicate.Lineage(data)
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Litestream's retention removes the first changes of its local state in time.
+	first, _ := filepath.Glob(filepath.Join(data, "dirs", "small", ".directory.db-litestream", "ltx", "0", "0000000000000001-*.ltx"))
+	if len(first) != 1 {
+		t.Fatalf("local state: %v", first)
+	}
+	os.Remove(first[0])
+
+	moved := replicate.Target{Dir: t.TempDir()}
+	r, err = replicate.Open(ctx, data, moved, smallFiles, replicate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close(); r.Close(ctx) })
+	if _, err := r.SyncFile(ctx, "dirs/small/directory"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	for _, name := range smallFiles {
+		if err := replicate.Restore(ctx, out, moved, name, replicate.At{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := serviceName(t, out, "svc_counsel"); got != "Before The Move" {
+		t.Errorf("restored from the new target: %q", got)
+	}
+	if now, _ := replicate.Lineage(data); now == lineage {
+		t.Error("the folder kept its lineage")
+	}
+}

@@ -65,8 +65,7 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 	if len(token) < 16 {
 		return nil, errors.New("replicate: the replication token must be at least 16 characters")
 	}
-	lineage, err := Lineage(rep.data)
-	if err != nil {
+	if _, err := Lineage(rep.data); err != nil {
 		return nil, err
 	}
 	mux := http.NewServeMux()
@@ -89,6 +88,11 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 				return
 			}
 			if version != since || !time.Now().Before(deadline) {
+				lineage, err := Lineage(rep.data) // a new one when a file's replication started afresh
+				if err != nil {
+					streamError(w, http.StatusInternalServerError, err)
+					return
+				}
 				p, err := platform(r.Context())
 				if err != nil {
 					streamError(w, http.StatusInternalServerError, err)

@@ -1,0 +1,189 @@
+package edge_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dirsvc/dirsvc/edge"
+)
+
+// positions is a fake edge copy at a fixed position, recording what reads waited for.
+type positions struct {
+	mu     sync.Mutex
+	at     uint64
+	waited []uint64
+}
+
+func (p *positions) WaitFor(_ context.Context, dir string, pos uint64, _ time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.waited = append(p.waited, pos)
+	return dir == "small" && pos <= p.at
+}
+
+// edgeOf serves the small fixture as an edge whose primary is the given server.
+func edgeOf(t *testing.T, primary *httptest.Server, fw edge.Forwarding) *testServer {
+	t.Helper()
+	s := newTestServer(t, smallFixture(t))
+	if primary != nil {
+		fw.Primary, _ = url.Parse(primary.URL)
+	}
+	srv := httptest.NewServer(edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(), Keys: testKeys,
+		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}, Forwarding: &fw}))
+	t.Cleanup(srv.Close)
+	s.Server = srv
+	return s
+}
+
+// TestAnEdgeForwardsWhatItDoesNotServe checks what an edge sends to its primary: every request no
+// read route serves, with the client's address vouched for by the replication token, and reads that
+// want a newer position than its copy has; everything else it answers itself.
+func TestAnEdgeForwardsWhatItDoesNotServe(t *testing.T) {
+	const token = "a-replication-token-for-tests"
+	var (
+		mu   sync.Mutex
+		seen []*http.Request
+	)
+	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Clone(context.Background()))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"from":"primary"}`))
+	}))
+	t.Cleanup(primary.Close)
+	copyAt := &positions{at: 5}
+	s := edgeOf(t, primary, edge.Forwarding{EdgeToken: token, Positions: copyAt})
+	last := func() *http.Request {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(seen) == 0 {
+			return nil
+		}
+		return seen[len(seen)-1]
+	}
+
+	// A write, the token endpoint and the admin API go to the primary, Host kept, with the client's
+	// address and the token that vouches for it (a client's own copies of those headers dropped).
+	for _, c := range []struct{ method, path string }{
+		{"POST", "/oauth/token"}, {"PUT", "/admin/v1/d/small/records/svc_gp"}, {"POST", "/v1/d/small/webhooks"},
+		{"GET", "/v1/d/small/exports/abc"},
+	} {
+		req, _ := http.NewRequest(c.method, s.URL+c.path, strings.NewReader("{}"))
+		req.Header.Set("Dirsvc-Client-Ip", "203.0.113.9")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		r := last()
+		if resp.StatusCode != 200 || r == nil || r.Method != c.method || r.URL.Path != c.path {
+			t.Fatalf("%s %s: %d, primary saw %v", c.method, c.path, resp.StatusCode, r)
+		}
+		if r.Header.Get("Dirsvc-Edge-Token") != token || r.Header.Get("Dirsvc-Client-Ip") != "127.0.0.1" ||
+			r.Host != strings.TrimPrefix(s.URL, "http://") {
+			t.Errorf("%s %s: forwarded with token %q, client %q, host %q", c.method, c.path,
+				r.Header.Get("Dirsvc-Edge-Token"), r.Header.Get("Dirsvc-Client-Ip"), r.Host)
+		}
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(seen) }
+	n := count()
+	// Reads are the edge's own; so is a read at a position its copy has reached.
+	if r := s.get(t, "/v1/d/small/services/svc_gp"); r.status != 200 || strings.Contains(string(r.body), `"from":"primary"`) {
+		t.Fatalf("a read: %d %s", r.status, r.body)
+	}
+	if r := s.get(t, "/v1/d/small/services/svc_gp", "Directory-Position", "5"); r.status != 200 || strings.Contains(string(r.body), `"from":"primary"`) {
+		t.Fatalf("a read at a position the copy has: %d %s", r.status, r.body)
+	}
+	if count() != n {
+		t.Fatalf("reads the edge serves went to the primary")
+	}
+	// A read at a newer position goes to the primary once the wait is over.
+	req, _ := http.NewRequest("GET", s.URL+"/v1/d/small/services/svc_gp", nil)
+	req.Header.Set("Directory-Position", "6")
+	resp, err := http.DefaultClient.Do(req) // the fake primary's answer is no service
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if r := last(); count() != n+1 || r.URL.Path != "/v1/d/small/services/svc_gp" {
+		t.Fatalf("a read at a newer position did not go to the primary")
+	}
+	if r := s.get(t, "/v1/d/small/services/svc_gp", "Directory-Position", "six"); r.status != 400 || r.json(t)["param"] != "Directory-Position" {
+		t.Errorf("a bad position: %d %s", r.status, r.body)
+	}
+	// The primary's replication stream is not reachable through an edge.
+	if resp, err := http.Get(s.URL + "/replication/v1/files"); err != nil || resp.StatusCode != 404 {
+		t.Errorf("the replication stream through the edge: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+	copyAt.mu.Lock()
+	if len(copyAt.waited) != 2 || copyAt.waited[0] != 5 || copyAt.waited[1] != 6 {
+		t.Errorf("positions waited for: %v", copyAt.waited)
+	}
+	copyAt.mu.Unlock()
+
+	// A primary that cannot be reached: 503 with Retry-After, the edge's reads unaffected.
+	primary.Close()
+	req, _ = http.NewRequest("POST", s.URL+"/oauth/token", strings.NewReader("grant_type=client_credentials"))
+	resp, err = s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("forwarding to a primary that is down: %d", resp.StatusCode)
+	}
+	if r := s.get(t, "/v1/d/small/services/svc_gp"); r.status != 200 {
+		t.Errorf("a read with the primary down: %d", r.status)
+	}
+}
+
+// TestAnEdgeOnFlyReplays answers what the primary serves with fly-replay, for Fly's proxy.
+func TestAnEdgeOnFlyReplays(t *testing.T) {
+	s := edgeOf(t, nil, edge.Forwarding{FlyPrimaryRegion: "syd"})
+	req, _ := http.NewRequest("POST", s.URL+"/oauth/token", strings.NewReader("grant_type=client_credentials"))
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Fly-Replay") != "region=syd" {
+		t.Errorf("fly-replay: %d %q", resp.StatusCode, resp.Header.Get("Fly-Replay"))
+	}
+	if r := s.get(t, "/v1/d/small/services/svc_gp"); r.status != 200 || r.header.Get("Fly-Replay") != "" {
+		t.Errorf("a read on Fly: %d %q", r.status, r.header.Get("Fly-Replay"))
+	}
+}
+
+// TestThePrimaryBelievesOnlyItsEdges limits a forwarded request by the address its edge names only
+// when the edge presents the replication token.
+func TestThePrimaryBelievesOnlyItsEdges(t *testing.T) {
+	const token = "a-replication-token-for-tests"
+	s := newTestServer(t, smallFixture(t))
+	srv := httptest.NewServer(edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(), Keys: testKeys,
+		AnonymousLimits: edge.Limits{PerMinute: 1, PerDay: 100}, EdgeToken: token}))
+	t.Cleanup(srv.Close)
+	s.Server = srv
+	get := func(edgeToken, client string) int {
+		return s.get(t, "/v1/d/small/services/svc_gp", "Dirsvc-Edge-Token", edgeToken, "Dirsvc-Client-Ip", client).status
+	}
+	// Two clients behind one edge each get their own limit.
+	if get(token, "198.51.100.1") != 200 || get(token, "198.51.100.2") != 200 {
+		t.Fatal("two clients of one edge share a limit")
+	}
+	if get(token, "198.51.100.1") != 429 {
+		t.Fatal("a client of an edge is not limited")
+	}
+	// Without the token the named address means nothing: the caller is limited by its own.
+	if get("not-the-token-of-any-edge", "198.51.100.3") != 200 || get("", "198.51.100.4") != 429 {
+		t.Error("a caller without the token chose its own address")
+	}
+}
