@@ -12,11 +12,9 @@ out=bench/out
 mkdir -p "$out"
 go build -o "$out/dirsvc" ./cmd/dirsvc
 data="$out/many-$n"
-if [ ! -d "$data/dirs" ]; then
-  rm -rf "$data"
-  go run ./bench/manydirs --data "$data" --n "$n"
-fi
-rm -rf "$out/many-replica" "$out/many-edge"
+# A fresh folder each run: the primary's first replication is part of what an edge waits for.
+rm -rf "$data" "$out/many-replica" "$out/many-edge"
+go run ./bench/manydirs --data "$data" --n "$n"
 ulimit -n 65536 2>/dev/null || true
 token=bench-replication-token
 "$out/dirsvc" primary --data "$data" --replica-dir "$out/many-replica" --replication-token "$token" \

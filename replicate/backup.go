@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"os"
 	"sort"
 	"strconv"
@@ -37,8 +38,9 @@ type Replicator struct {
 	stop     context.CancelFunc
 	watching chan struct{} // closed when the watcher stopped
 
-	mu  sync.Mutex
-	dbs map[string]*litestream.DB
+	mu       sync.Mutex
+	dbs      map[string]*litestream.DB
+	lineages map[string]string // by file (see fileLineage)
 }
 
 // DefaultInterval is how often each file is looked at for new commits to copy to the target: often
@@ -64,7 +66,8 @@ func Open(ctx context.Context, data string, target Target, names []string, opt O
 	if opt.Interval <= 0 {
 		opt.Interval = DefaultInterval
 	}
-	r := &Replicator{target: target, data: data, log: log, interval: opt.Interval, dbs: map[string]*litestream.DB{}}
+	r := &Replicator{target: target, data: data, log: log, interval: opt.Interval,
+		dbs: map[string]*litestream.DB{}, lineages: map[string]string{}}
 	var dbs []*litestream.DB
 	for _, name := range names {
 		db, err := r.newDB(name, log)
@@ -178,13 +181,17 @@ func (r *Replicator) newDB(name string, log *slog.Logger) (*litestream.DB, error
 	if err != nil {
 		return nil, err
 	}
+	lineage, err := fileLineage(r.data, name)
+	if err != nil {
+		return nil, err
+	}
 	db := litestream.NewDB(FilePath(r.data, name))
 	db.Logger = log.With("file", name)
 	db.MonitorInterval = 0 // the Replicator's watcher syncs (see watch)
 	db.Replica = litestream.NewReplicaWithClient(db, c)
 	db.Replica.MonitorEnabled = false
 	r.mu.Lock()
-	r.dbs[name] = db
+	r.dbs[name], r.lineages[name] = db, lineage
 	r.mu.Unlock()
 	return db, nil
 }
@@ -223,6 +230,7 @@ func (r *Replicator) Remove(ctx context.Context, name string) error {
 	r.mu.Lock()
 	_, ok := r.dbs[name]
 	delete(r.dbs, name)
+	delete(r.lineages, name)
 	r.mu.Unlock()
 	if !ok {
 		return nil
@@ -262,8 +270,8 @@ func (r *Replicator) SyncFile(ctx context.Context, name string) (uint64, error) 
 // sync copies a file's committed changes to the target. A target that holds nothing of a file
 // whose Litestream state in the data folder has pruned its first changes (a new bucket or replica
 // folder for an existing data folder) cannot be brought forward from that state: the state is
-// dropped, so the next sync starts the target with a snapshot, and the folder starts a new lineage
-// (the positions count from the start again).
+// dropped, so the next sync starts the target with a snapshot, and the file starts a new lineage
+// (its positions count from the start again).
 func (r *Replicator) sync(ctx context.Context, name string, db *litestream.DB) error {
 	err := db.SyncAndWait(ctx)
 	var ltxErr *litestream.LTXError
@@ -287,9 +295,13 @@ func (r *Replicator) sync(ctx context.Context, name string, db *litestream.DB) e
 	if rerr := db.ResetLocalState(ctx); rerr != nil {
 		return errors.Join(err, rerr)
 	}
-	if _, lerr := NewLineage(r.data); lerr != nil {
+	lineage, lerr := newFileLineage(r.data, name)
+	if lerr != nil {
 		return errors.Join(err, lerr)
 	}
+	r.mu.Lock()
+	r.lineages[name] = lineage
+	r.mu.Unlock()
 	return db.SyncAndWait(ctx)
 }
 
@@ -312,9 +324,12 @@ func (r *Replicator) positions() ([]FilePosition, string, error) {
 	}
 	files := make([]FilePosition, 0, len(pos))
 	h := fnv.New64a()
+	r.mu.Lock()
+	lineages := maps.Clone(r.lineages)
+	r.mu.Unlock()
 	for _, name := range r.Names() {
-		files = append(files, FilePosition{name, pos[name]})
-		fmt.Fprintf(h, "%s\x00%d\n", name, pos[name])
+		files = append(files, FilePosition{name, pos[name], lineages[name]})
+		fmt.Fprintf(h, "%s\x00%d\x00%s\n", name, pos[name], lineages[name])
 	}
 	return files, strconv.FormatUint(h.Sum64(), 36), nil
 }

@@ -64,7 +64,6 @@ type Follower struct {
 	fetch *http.Client // for LTX files: bounded, unlike the long polls
 
 	mu        sync.Mutex
-	lineage   string               // the primary's lineage the copies belong to; "" before any
 	files     map[string]*followed // by directory slug
 	started   bool                 // a first round (from the primary or from storage) completed
 	lostSince time.Time            // when the primary stopped answering; zero while it answers
@@ -75,10 +74,10 @@ type Follower struct {
 // others under the Follower's lock.
 type followed struct {
 	slug        string
+	lineage     string    // the history of the primary's file the copy follows ("": unknown)
 	pos         ltx.Pos   // the copy's position
 	primary     uint64    // the primary's last reported position
 	behindSince time.Time // since when the copy is behind the primary; zero when it is not
-	stale       bool      // of another lineage of the primary: bootstrap afresh
 }
 
 // errGap means the copy cannot be brought forward by the files the primary still holds: it needs a
@@ -106,25 +105,19 @@ func NewFollower(cfg FollowConfig) (*Follower, error) {
 	cfg.Primary = strings.TrimSuffix(cfg.Primary, "/")
 	f := &Follower{cfg: cfg, files: map[string]*followed{}, changed: make(chan struct{}),
 		fetch: &http.Client{Transport: cfg.HTTP.Transport, Timeout: 10 * time.Minute}}
-	if b, err := os.ReadFile(filepath.Join(cfg.Data, primaryLineageFile)); err == nil {
-		f.lineage = strings.TrimSpace(string(b))
-	}
 	entries, err := os.ReadDir(filepath.Join(cfg.Data, "dirs"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	for _, e := range entries {
-		pos, err := readPos(f.path(e.Name()))
+		lineage, pos, err := readPos(f.path(e.Name()))
 		if err != nil {
 			continue // no finished copy: the next round bootstraps it
 		}
-		f.files[e.Name()] = &followed{slug: e.Name(), pos: pos, primary: uint64(pos.TXID)}
+		f.files[e.Name()] = &followed{slug: e.Name(), lineage: lineage, pos: pos, primary: uint64(pos.TXID)}
 	}
 	return f, nil
 }
-
-// primaryLineageFile keeps, in an edge's data folder, the lineage of the primary its copies follow.
-const primaryLineageFile = "primary-lineage"
 
 func (f *Follower) path(slug string) string {
 	return FilePath(f.cfg.Data, directoryName(slug))
@@ -240,35 +233,21 @@ func (f *Follower) poll(ctx context.Context, since string) (*Files, error) {
 // then makes the edge serve what is ready.
 func (f *Follower) round(ctx context.Context, files *Files) error {
 	start := time.Now()
-	f.mu.Lock()
-	if files.Lineage != f.lineage {
-		if f.lineage != "" {
-			f.cfg.Log.Warn("the primary's history changed (it was restored): bootstrapping every directory afresh")
-			for _, fl := range f.files {
-				fl.stale = true
-			}
-		}
-		f.lineage = files.Lineage
-	}
-	f.mu.Unlock()
-	if err := writeFileAtomic(filepath.Join(f.cfg.Data, primaryLineageFile), []byte(files.Lineage+"\n")); err != nil {
-		return err
-	}
-	want := map[string]uint64{}
+	want := map[string]FilePosition{}
 	for _, fp := range files.Files {
 		if slug := slugOf(fp.Name); slug != "" && fp.TXID > 0 {
-			want[slug] = fp.TXID
+			want[slug] = fp
 		}
 	}
 	// Directories are brought forward a few at a time: each is independent of the others.
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
-	for slug, txid := range want {
+	for slug, fp := range want {
 		f.mu.Lock()
 		fl := f.files[slug]
-		current := fl != nil && uint64(fl.pos.TXID) == txid && !fl.stale
+		current := fl != nil && uint64(fl.pos.TXID) == fp.TXID && fl.lineage == fp.Lineage
 		if fl != nil {
-			fl.primary = txid
+			fl.primary = fp.TXID
 		}
 		f.mu.Unlock()
 		if current {
@@ -279,7 +258,7 @@ func (f *Follower) round(ctx context.Context, files *Files) error {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			c := NewStreamClient(f.cfg.Primary, f.cfg.Token, directoryName(slug), f.fetch)
-			if err := f.bringForward(ctx, slug, txid, c); err != nil && ctx.Err() == nil {
+			if err := f.bringForward(ctx, slug, fp, c); err != nil && ctx.Err() == nil {
 				f.cfg.Log.Error("follow a directory", "directory", slug, "err", err)
 			}
 		}()
@@ -325,24 +304,27 @@ func (f *Follower) syncPlatform(ctx context.Context, p *dirsvc.Platform) error {
 
 // bringForward brings one directory's copy to at least txid: by applying the primary's files after
 // its position, or by a fresh bootstrap when there is no copy or the files cannot bridge the gap.
-func (f *Follower) bringForward(ctx context.Context, slug string, txid uint64, c litestream.ReplicaClient) error {
+func (f *Follower) bringForward(ctx context.Context, slug string, fp FilePosition, c litestream.ReplicaClient) error {
 	f.mu.Lock()
 	fl := f.files[slug]
 	f.mu.Unlock()
-	if fl == nil || fl.stale {
-		return f.bootstrap(ctx, slug, c)
-	}
-	if uint64(fl.pos.TXID) > txid {
-		// The primary is behind its own copy here: it was restored from an older state.
+	switch {
+	case fl == nil:
+		return f.bootstrap(ctx, slug, fp.Lineage, c)
+	case fl.lineage != fp.Lineage:
+		f.cfg.Log.Warn("the primary's history of this directory changed (a restore, or its replication started afresh): bootstrapping afresh",
+			"directory", slug)
+		return f.bootstrap(ctx, slug, fp.Lineage, c)
+	case uint64(fl.pos.TXID) > fp.TXID:
 		f.cfg.Log.Warn("the primary's position is behind this copy: bootstrapping afresh", "directory", slug,
-			"copy", uint64(fl.pos.TXID), "primary", txid)
-		return f.bootstrap(ctx, slug, c)
+			"copy", uint64(fl.pos.TXID), "primary", fp.TXID)
+		return f.bootstrap(ctx, slug, fp.Lineage, c)
 	}
-	err := f.catchUp(ctx, fl, txid, c)
+	err := f.catchUp(ctx, fl, fp.TXID, c)
 	if errors.Is(err, errGap) {
 		f.cfg.Log.Warn("a gap the primary's files cannot bridge: bootstrapping afresh", "directory", slug,
-			"copy", uint64(fl.pos.TXID), "primary", txid)
-		return f.bootstrap(ctx, slug, c)
+			"copy", uint64(f.position(fl).TXID), "primary", fp.TXID)
+		return f.bootstrap(ctx, slug, fp.Lineage, c)
 	}
 	return err
 }
@@ -383,12 +365,12 @@ func (f *Follower) position(fl *followed) ltx.Pos {
 }
 
 // setPosition records a copy's new position, on disk first, and wakes readers waiting for it.
-func (f *Follower) setPosition(fl *followed, pos ltx.Pos) error {
-	if err := writePos(f.path(fl.slug), pos); err != nil {
+func (f *Follower) setPosition(fl *followed, lineage string, pos ltx.Pos) error {
+	if err := writePos(f.path(fl.slug), lineage, pos); err != nil {
 		return err
 	}
 	f.mu.Lock()
-	fl.pos = pos
+	fl.lineage, fl.pos = lineage, pos
 	close(f.changed)
 	f.changed = make(chan struct{})
 	f.mu.Unlock()
@@ -445,7 +427,7 @@ func (f *Follower) apply(ctx context.Context, fl *followed, c litestream.Replica
 	if err != nil {
 		return fmt.Errorf("apply %s: %w", ltx.FormatFilename(info.MinTXID, info.MaxTXID), err)
 	}
-	return f.setPosition(fl, post)
+	return f.setPosition(fl, fl.lineage, post)
 }
 
 // writeCopy changes a copy in place: fn writes pages, then the file is cut to commit pages and its
@@ -552,7 +534,7 @@ func spool(r io.Reader, dir string) (spooled, error) {
 // bootstrap makes a fresh copy of a directory's file: it restores the latest state c holds into a
 // new file beside the copy (checked page by page), then puts it in place of the copy: by a rename
 // when there is none yet, or, inside the gate, by writing it over the copy that readers have open.
-func (f *Follower) bootstrap(ctx context.Context, slug string, c litestream.ReplicaClient) error {
+func (f *Follower) bootstrap(ctx context.Context, slug, lineage string, c litestream.ReplicaClient) error {
 	start := time.Now()
 	plan, err := litestream.CalcRestorePlan(ctx, c, 0, time.Time{}, f.cfg.Log)
 	if errors.Is(err, litestream.ErrTxNotAvailable) {
@@ -597,12 +579,9 @@ func (f *Follower) bootstrap(ctx context.Context, slug string, c litestream.Repl
 		f.files[slug] = fl
 		f.mu.Unlock()
 	}
-	if err := f.setPosition(fl, pos); err != nil {
+	if err := f.setPosition(fl, lineage, pos); err != nil {
 		return err
 	}
-	f.mu.Lock()
-	fl.stale = false
-	f.mu.Unlock()
 	f.cfg.Log.Info("bootstrapped a directory", "directory", slug, "position", uint64(pos.TXID),
 		"source", c.Type(), "duration", time.Since(start).Round(time.Millisecond))
 	return nil
@@ -704,7 +683,9 @@ func (f *Follower) bootstrapFromStorage(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := f.bootstrap(ctx, d.Slug, c); err != nil {
+		// The lineage is unknown here: the primary's, once it answers, makes the copy bootstrap
+		// afresh from it.
+		if err := f.bootstrap(ctx, d.Slug, "", c); err != nil {
 			f.cfg.Log.Error("bootstrap a directory from object storage", "directory", d.Slug, "err", err)
 		}
 	}
@@ -777,17 +758,26 @@ func (f *Follower) Status() dirsvc.NodeStatus {
 
 func posPath(path string) string { return path + "-pos" }
 
-func readPos(path string) (ltx.Pos, error) {
+// readPos reads the lineage and position recorded beside a copy ("<lineage> <position>").
+func readPos(path string) (string, ltx.Pos, error) {
 	b, err := os.ReadFile(posPath(path))
 	if err != nil {
-		return ltx.Pos{}, err
+		return "", ltx.Pos{}, err
 	}
 	if _, err := os.Stat(path); err != nil {
-		return ltx.Pos{}, err
+		return "", ltx.Pos{}, err
 	}
-	return ltx.ParsePos(strings.TrimSpace(string(b)))
+	lineage, pos, ok := strings.Cut(strings.TrimSpace(string(b)), " ")
+	if !ok {
+		return "", ltx.Pos{}, fmt.Errorf("%s: want a lineage and a position", posPath(path))
+	}
+	p, err := ltx.ParsePos(pos)
+	return lineage, p, err
 }
 
-func writePos(path string, pos ltx.Pos) error {
-	return writeFileAtomic(posPath(path), []byte(pos.String()+"\n"))
+func writePos(path, lineage string, pos ltx.Pos) error {
+	if lineage == "" {
+		lineage = "-" // unknown (a bootstrap from object storage)
+	}
+	return writeFileAtomic(posPath(path), []byte(lineage+" "+pos.String()+"\n"))
 }

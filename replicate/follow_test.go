@@ -225,9 +225,24 @@ func TestAnEdgeBootstrapsAfreshOverAGap(t *testing.T) {
 
 	// The copy's recorded position is now past the primary's: the primary went back in history.
 	posFile := filepath.Join(edgeData, "dirs", "small", "directory.db-pos")
-	if err := os.WriteFile(posFile, []byte("00000000000003e8/0000000000000000\n"), 0o644); err != nil {
-		t.Fatal(err)
+	rewritePos := func(lineage, pos string) {
+		t.Helper()
+		b, err := os.ReadFile(posFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		was := strings.Fields(string(b))
+		if lineage == "" {
+			lineage = was[0]
+		}
+		if pos == "" {
+			pos = was[1]
+		}
+		if err := os.WriteFile(posFile, []byte(lineage+" "+pos+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	rewritePos("", "00000000000003e8/0000000000000000")
 	e = startEdge(t, edgeData, replicate.FollowConfig{Primary: srv.URL})
 	if got := publicName(t, e.store, "svc_counsel"); got != "Followed" { // the copy is open and read
 		t.Fatalf("the copy after a restart: %q", got)
@@ -247,18 +262,16 @@ func TestAnEdgeBootstrapsAfreshOverAGap(t *testing.T) {
 		t.Errorf("after the fresh bootstrap: %q", got)
 	}
 
-	// A new lineage of the primary (its folder restored) makes every copy bootstrap afresh.
+	// Another lineage of the primary's file (a restore) makes the copy bootstrap afresh.
 	e.stop()
-	if err := os.WriteFile(filepath.Join(edgeData, "primary-lineage"), []byte("an-older-history\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rewritePos("an-older-history", "")
 	e = startEdge(t, edgeData, replicate.FollowConfig{Primary: srv.URL})
 	rename(t, store, "New Lineage")
 	e.waitServed(t, "small", sync())
 	if got := publicName(t, e.store, "svc_counsel"); got != "New Lineage" {
 		t.Errorf("after a new lineage: %q", got)
 	}
-	if !strings.Contains(e.log.String(), "history changed") || !strings.Contains(e.log.String(), "bootstrapped a directory") {
+	if !strings.Contains(e.log.String(), "history of this directory changed") || !strings.Contains(e.log.String(), "bootstrapped a directory") {
 		t.Errorf("the new lineage did not bootstrap afresh:\n%s", e.log)
 	}
 }

@@ -9,11 +9,14 @@ import (
 	"strings"
 )
 
-// A data folder's lineage names the history of its files. Positions count on within one lineage;
-// a folder restored from a replica starts a new one, since its files may go back to an earlier
-// state and then count on past positions an edge already holds from the old history. Edges follow
-// a primary within one lineage and bootstrap afresh when it changes. Litestream's own files carry
-// no checksum chain that would show this.
+// A lineage names the history of a replicated file. Positions count on within one lineage; a file
+// restored from a replica starts a new one, since it may go back to an earlier state and then count
+// on past positions an edge already holds from the old history, and so does a file whose
+// replication starts afresh. Edges follow each file within one lineage and bootstrap it afresh when
+// it changes. Litestream's own files carry no checksum chain that would show this.
+//
+// A data folder has a lineage (data/lineage, new after every restore into it); a file whose
+// replication started afresh has its own (beside it, <file>.db-lineage).
 
 const lineageFile = "lineage"
 
@@ -47,4 +50,24 @@ func writeFileAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// fileLineage returns the lineage of a file of a data folder: its own, else the folder's.
+func fileLineage(data, name string) (string, error) {
+	b, err := os.ReadFile(FilePath(data, name) + "-lineage")
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	return Lineage(data)
+}
+
+// newFileLineage starts a new lineage for one file of a data folder.
+func newFileLineage(data, name string) (string, error) {
+	b := make([]byte, 12)
+	rand.Read(b)
+	id := hex.EncodeToString(b)
+	return id, writeFileAtomic(FilePath(data, name)+"-lineage", []byte(id+"\n"))
 }

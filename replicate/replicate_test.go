@@ -280,7 +280,7 @@ func TestANewTargetForAnExistingFolder(t *testing.T) {
 	if err := r.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lineage, _ := replicate.Lineage(data)
+	before := streamFiles(t, r, store)
 	if err := r.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,36 @@ func TestANewTargetForAnExistingFolder(t *testing.T) {
 	if got := serviceName(t, out, "svc_counsel"); got != "Before The Move" {
 		t.Errorf("restored from the new target: %q", got)
 	}
-	if now, _ := replicate.Lineage(data); now == lineage {
-		t.Error("the folder kept its lineage")
+	// The directory file starts a new lineage on the stream; the other files keep theirs.
+	after := streamFiles(t, r, store)
+	for name, l := range before {
+		if changed := after[name] != l; changed != (name == "dirs/small/directory") {
+			t.Errorf("%s: lineage %q, then %q", name, l, after[name])
+		}
 	}
+}
+
+// streamFiles returns the lineage of each file, as the replication stream gives them to edges.
+func streamFiles(t *testing.T, r *replicate.Replicator, store *dirdb.Store) map[string]string {
+	t.Helper()
+	h, err := replicate.Stream(r, "replication-token-for-tests", store.Platform)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", replicate.StreamPrefix+"files", nil)
+	req.Header.Set("Authorization", "Bearer replication-token-for-tests")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	var files replicate.Files
+	if err := json.Unmarshal(w.Body.Bytes(), &files); err != nil || len(files.Files) == 0 {
+		t.Fatalf("files: %d %s", w.Code, w.Body)
+	}
+	out := map[string]string{}
+	for _, f := range files.Files {
+		if f.Lineage == "" {
+			t.Errorf("%s has no lineage", f.Name)
+		}
+		out[f.Name] = f.Lineage
+	}
+	return out
 }

@@ -42,14 +42,14 @@ const MaxStreamWait = 30 * time.Second
 
 // FilePosition is a replicated file and its position.
 type FilePosition struct {
-	Name string `json:"name"`
-	TXID uint64 `json:"txid"`
+	Name    string `json:"name"`
+	TXID    uint64 `json:"txid"`
+	Lineage string `json:"lineage"` // see fileLineage
 }
 
 // Files is the primary's answer to an edge: the version of the positions (which changes when any
 // does), every replicated file's position, and what an edge needs of the platform file.
 type Files struct {
-	Lineage  string           `json:"lineage"` // see Lineage
 	Version  string           `json:"version"`
 	Files    []FilePosition   `json:"files"`
 	Platform *dirsvc.Platform `json:"platform"`
@@ -64,9 +64,6 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 	}
 	if len(token) < 16 {
 		return nil, errors.New("replicate: the replication token must be at least 16 characters")
-	}
-	if _, err := Lineage(rep.data); err != nil {
-		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+StreamPrefix+"files", func(w http.ResponseWriter, r *http.Request) {
@@ -88,17 +85,12 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 				return
 			}
 			if version != since || !time.Now().Before(deadline) {
-				lineage, err := Lineage(rep.data) // a new one when a file's replication started afresh
-				if err != nil {
-					streamError(w, http.StatusInternalServerError, err)
-					return
-				}
 				p, err := platform(r.Context())
 				if err != nil {
 					streamError(w, http.StatusInternalServerError, err)
 					return
 				}
-				writeJSON(w, Files{Lineage: lineage, Version: version, Files: files, Platform: p})
+				writeJSON(w, Files{Version: version, Files: files, Platform: p})
 				return
 			}
 			select {
