@@ -14,7 +14,6 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
-	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/replicate"
@@ -46,25 +45,12 @@ func smallFolderTB(t testing.TB) (string, *dirdb.Store) {
 // serviceName reads the name of a service, as the public sees it, from a data folder.
 func serviceName(t *testing.T, data, id string) string {
 	t.Helper()
-	ctx := context.Background()
-	store, err := dirdb.Open(ctx, data)
+	store, err := dirdb.Open(context.Background(), data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	dir, err := store.Reader(ctx, "small")
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := dir.Record(ctx, id, dirsvc.Public)
-	if err != nil || st.View == nil {
-		t.Fatalf("read %s: %v", id, err)
-	}
-	var v struct{ Name string }
-	if err := jsonUnmarshal(st.View.Body, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v.Name
+	return publicName(t, store, id)
 }
 
 func rename(t *testing.T, store *dirdb.Store, name string) {
