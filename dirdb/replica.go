@@ -4,12 +4,17 @@ import (
 	"context"
 	"crypto/ed25519"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
+
+// errFollowing marks a directory's entry while the follower changes its file with the directory
+// closed: whoever waited for the entry looks again.
+var errFollowing = errors.New("the directory's copy is being changed")
 
 // errReplica answers every write to an edge's copy of a directory.
 var errReplica = dirsvc.Errorf(dirsvc.EConflict, "this node keeps read-only copies of its directories: write on the primary")
@@ -24,13 +29,24 @@ func OpenReplica(ctx context.Context, root string) (*Store, error) { return open
 // Exclusive runs fn while no one reads the directory's file: it waits for the reads under way, ends
 // the read transactions the hot readers keep open, runs fn, and then drops everything readers kept
 // of the file (the change counter fn bumps makes SQLite drop its page caches). A directory not open
-// stays closed while fn runs.
+// stays closed while fn runs: a request for it waits, and other directories are not held up.
 func (s *Store) Exclusive(ctx context.Context, slug string, fn func() error) error {
 	s.mu.Lock()
 	e, ok := s.dirs[slug]
 	if !ok {
-		// Opening needs the store's lock: holding it keeps the file unread.
-		defer s.mu.Unlock()
+		busy := &dirEntry{ready: make(chan struct{}), err: errFollowing}
+		s.dirs[slug] = busy
+		s.mu.Unlock()
+		defer func() {
+			// Released before the store's lock is taken: Close and DropDirectory wait for entries
+			// while they hold it. Waiters look again until the entry is gone.
+			close(busy.ready)
+			s.mu.Lock()
+			if s.dirs[slug] == busy {
+				delete(s.dirs, slug)
+			}
+			s.mu.Unlock()
+		}()
 		return fn()
 	}
 	s.mu.Unlock()

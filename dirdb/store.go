@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +104,16 @@ func (s *Store) Slugs(ctx context.Context) ([]string, error) {
 // Directory returns the open directory with the slug, opening it on first use. An unknown slug is
 // dirsvc.ErrNotFound.
 func (s *Store) Directory(ctx context.Context, slug string) (*Directory, error) {
+	for {
+		d, err := s.directory(ctx, slug)
+		if !errors.Is(err, errFollowing) {
+			return d, err
+		}
+		runtime.Gosched() // the follower is about to remove its entry
+	}
+}
+
+func (s *Store) directory(ctx context.Context, slug string) (*Directory, error) {
 	s.mu.Lock()
 	e, ok := s.dirs[slug]
 	if !ok {
