@@ -13,8 +13,13 @@ mkdir -p "$out"
 go build -o "$out/dirsvc" ./cmd/dirsvc
 data="$out/many-$n"
 # A fresh folder each run: the primary's first replication is part of what an edge waits for.
-rm -rf "$data" "$out/many-replica" "$out/many-edge"
-go run ./bench/manydirs --data "$data" --n "$n"
+rm -rf "$data" "$out/many-replica" "$out/many-edge" "$out/many-files"
+mkdir -p "$out/many-files"
+for i in $(seq 0 $((n - 1))); do
+  slug=$(printf 'dir-%04d' "$i")
+  "$out/dirsvc" gen --services 5 --seed $((i + 1)) --slug "$slug" --out "$out/many-files/$slug.ndjson"
+done
+"$out/dirsvc" import --data "$data" "$out"/many-files/*.ndjson 2>/dev/null
 ulimit -n 65536 2>/dev/null || true
 token=bench-replication-token
 "$out/dirsvc" primary --data "$data" --replica-dir "$out/many-replica" --replication-token "$token" \

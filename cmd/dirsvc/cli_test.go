@@ -24,9 +24,15 @@ func TestImportAndLifecycleCommands(t *testing.T) {
 	if _, log, err := runCLI(t, "import", "--data", data, fixture); err != nil || !strings.Contains(log, "created=") {
 		t.Fatalf("import: %v\n%s", err, log)
 	}
-	_, log, err := runCLI(t, "import", "--data", data, fixture)
-	if err != nil || !strings.Contains(log, "events=0") {
-		t.Fatalf("re-import is not a no-op: %v\n%s", err, log)
+	// Several files in one call: the known one again (a no-op) and a new directory.
+	gen := filepath.Join(t.TempDir(), "more.ndjson")
+	if _, log, err := runCLI(t, "gen", "--services", "5", "--slug", "more", "--out", gen); err != nil {
+		t.Fatalf("gen: %v\n%s", err, log)
+	}
+	_, log, err := runCLI(t, "import", "--data", data, fixture, gen)
+	if err != nil || !strings.Contains(log, "directory=small") || !strings.Contains(log, "events=0") ||
+		!strings.Contains(log, "directory=more") {
+		t.Fatalf("re-import is not a no-op, or the second file was not imported: %v\n%s", err, log)
 	}
 	for _, c := range []struct {
 		args []string

@@ -4,7 +4,7 @@
 //	dirsvc serve   [--data DIR] [--addr HOST:PORT]   primary and edge in one process
 //	dirsvc primary [--replica-dir DIR] [--s3-bucket B ...] [--replication-token T]   the writer
 //	dirsvc edge    --primary URL --replication-token T [--s3-bucket B ...]           a read edge
-//	dirsvc import  [--data DIR] FILE                 load a whole directory (NDJSON)
+//	dirsvc import  [--data DIR] FILE...              load whole directories (NDJSON)
 //	dirsvc gen     [--services N] [--seed S] [--slug SLUG] [--country AU|NZ] [--out FILE]
 //	dirsvc record  [--data DIR] OPERATION ...        lifecycle operations (see dirsvc record -h)
 //	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
