@@ -20,8 +20,17 @@ type targetFlags struct {
 }
 
 func addTargetFlags(fs *flag.FlagSet) *targetFlags {
+	f := addS3Flags(fs)
+	f.dir = fs.String("replica-dir", envOr("DIRSVC_REPLICA_DIR", ""), "replica folder ($DIRSVC_REPLICA_DIR)")
+	return f
+}
+
+// addS3Flags adds the flags of an S3 bucket only (an edge bootstraps from the bucket, never from
+// the primary's folder).
+func addS3Flags(fs *flag.FlagSet) *targetFlags {
+	none := ""
 	return &targetFlags{
-		dir:       fs.String("replica-dir", envOr("DIRSVC_REPLICA_DIR", ""), "replica folder ($DIRSVC_REPLICA_DIR)"),
+		dir:       &none,
 		endpoint:  fs.String("s3-endpoint", envOr("DIRSVC_S3_ENDPOINT", ""), "S3 endpoint, empty for AWS ($DIRSVC_S3_ENDPOINT)"),
 		bucket:    fs.String("s3-bucket", envOr("DIRSVC_S3_BUCKET", ""), "S3 bucket ($DIRSVC_S3_BUCKET); credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"),
 		path:      fs.String("s3-path", envOr("DIRSVC_S3_PATH", "dirsvc"), "prefix in the bucket ($DIRSVC_S3_PATH)"),

@@ -84,6 +84,12 @@ func TestBadCommandLines(t *testing.T) {
 		{"record", "--data", t.TempDir(), "--dir", "nowhere", "close", "svc_x"},
 		{"serve", "--data", t.TempDir(), "--addr", "not an address"},
 		{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--anonymous-per-minute", "0"},
+		{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--admin-token", "short"},
+		{"edge", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--replication-token", "a-replication-token-for-tests"},
+		{"edge", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--primary", "primary:8080", "--replication-token", "a-replication-token-for-tests"},
+		{"edge", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--primary", "http://127.0.0.1:1", "--replication-token", "short"},
+		{"edge", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--primary", "http://127.0.0.1:1", "--replication-token", "a-replication-token-for-tests", "--max-lag", "0s"},
+		{"primary", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, // no replica target
 	} {
 		if _, _, err := runCLI(t, args...); err == nil {
 			t.Errorf("dirsvc %v succeeded", args)

@@ -26,7 +26,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	maxLag := fs.Duration("max-lag", envDuration("DIRSVC_MAX_LAG", 30*time.Second), "lag past which the health route answers 503 ($DIRSVC_MAX_LAG)")
 	readWait := fs.Duration("read-wait", envDuration("DIRSVC_READ_WAIT", edge.DefaultReadWait), "how long a read that asks for a newer position than the copy has waits for it before it goes to the primary ($DIRSVC_READ_WAIT)")
 	flyRegion := fs.String("fly-primary-region", envOr("DIRSVC_FLY_PRIMARY_REGION", ""), "on Fly.io, the primary's region: requests for the primary are answered with fly-replay instead of proxied ($DIRSVC_FLY_PRIMARY_REGION)")
-	tf := addTargetFlags(fs)
+	tf := addS3Flags(fs)
 	hf := addHTTPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -55,6 +55,9 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *adminToken != "" && len(*adminToken) < 16 {
+		return errors.New("--admin-token: want at least 16 characters")
+	}
 	// Bind first, so a bad address fails before any work; serve only once the data is ready.
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
