@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -48,18 +49,37 @@ func buildBinary(t testing.TB) string {
 	return bin
 }
 
+// processLog is what a process of the binary logged, written by the goroutine reading its output
+// and read by the test.
+type processLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *processLog) WriteString(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.WriteString(s)
+}
+
+func (l *processLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
 
 // startServe starts `dirsvc serve` on a temporary data folder and 127.0.0.1:0 and returns its
 // address once it listens, with the process and its log.
-func startServe(t testing.TB, bin, data string) (string, *exec.Cmd, *bytes.Buffer) {
+func startServe(t testing.TB, bin, data string) (string, *exec.Cmd, *processLog) {
 	t.Helper()
 	return startMode(t, bin, "serve", "--data", data)
 }
 
 // startMode starts a serving mode of the binary on 127.0.0.1:0, unless the arguments name another
 // address (see startServe).
-func startMode(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *bytes.Buffer) {
+func startMode(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *processLog) {
 	t.Helper()
 	addr, cmd, log, err := tryStart(t, bin, args...)
 	if err != nil {
@@ -70,7 +90,7 @@ func startMode(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *by
 
 // tryStart starts a serving mode of the binary and returns its address once it listens; an error if
 // it exits first.
-func tryStart(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *bytes.Buffer, error) {
+func tryStart(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *processLog, error) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{args[0], "--addr", "127.0.0.1:0"}, args[1:]...)...)
 	stderr, err := cmd.StderrPipe()
@@ -81,7 +101,7 @@ func tryStart(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *byt
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	log := &bytes.Buffer{}
+	log := &processLog{}
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)

@@ -40,7 +40,7 @@ type cluster struct {
 	primaryData, replica  string
 	primary, edge         string // addresses
 	primaryCmd            *exec.Cmd
-	primaryLog, edgeLog   *bytes.Buffer
+	primaryLog, edgeLog   *processLog
 	primaryArgs, edgeArgs []string
 }
 
@@ -424,7 +424,7 @@ func TestPrimaryKilledDuringWrites(t *testing.T) {
 }
 
 // restartAt starts a serving mode again on the address it had (edges know the primary by it).
-func restartAt(t testing.TB, bin, addr string, args ...string) (string, *exec.Cmd, *bytes.Buffer) {
+func restartAt(t testing.TB, bin, addr string, args ...string) (string, *exec.Cmd, *processLog) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
