@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benbjohnson/litestream"
@@ -41,6 +42,10 @@ type Replicator struct {
 	mu       sync.Mutex
 	dbs      map[string]*litestream.DB
 	lineages map[string]string // by file (see fileLineage)
+
+	// moved counts the events that may move a position or change the set of files (syncs, files
+	// added and removed): a waiting request of the stream looks at the positions only when it moves.
+	moved atomic.Uint64
 }
 
 // DefaultInterval is how often each file is looked at for new commits to copy to the target: often
@@ -221,6 +226,7 @@ func (r *Replicator) Add(ctx context.Context, name string) (bool, error) {
 		r.mu.Unlock()
 		return false, fmt.Errorf("replicate %s: %w", name, err)
 	}
+	r.moved.Add(1)
 	return true, nil
 }
 
@@ -235,6 +241,7 @@ func (r *Replicator) Remove(ctx context.Context, name string) error {
 	if !ok {
 		return nil
 	}
+	r.moved.Add(1)
 	if err := r.store.UnregisterDB(ctx, FilePath(r.data, name)); err != nil {
 		return fmt.Errorf("stop replicating %s: %w", name, err)
 	}
@@ -273,6 +280,7 @@ func (r *Replicator) SyncFile(ctx context.Context, name string) (uint64, error) 
 // dropped, so the next sync starts the target with a snapshot, and the file starts a new lineage
 // (its positions count from the start again).
 func (r *Replicator) sync(ctx context.Context, name string, db *litestream.DB) error {
+	defer r.moved.Add(1)
 	err := db.SyncAndWait(ctx)
 	var ltxErr *litestream.LTXError
 	if err == nil || !errors.As(err, &ltxErr) || !ltxErr.IsAutoRecoverable() {

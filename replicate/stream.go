@@ -78,7 +78,18 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 		}
 		since := r.URL.Query().Get("since")
 		deadline := time.Now().Add(wait)
+		looked := rep.moved.Load() - 1 // look at once
 		for {
+			moved := rep.moved.Load()
+			if moved == looked && time.Now().Before(deadline) {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(streamPoll):
+				}
+				continue
+			}
+			looked = moved
 			files, version, err := rep.positions()
 			if err != nil {
 				streamError(w, http.StatusInternalServerError, err)
@@ -170,8 +181,8 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 	}), nil
 }
 
-// streamPoll is how often a waiting request for the files looks at the positions again: they are
-// in memory, so looking is cheap.
+// streamPoll is how often a waiting request for the files looks whether anything moved (one atomic
+// load); it computes the positions only when something did.
 const streamPoll = 20 * time.Millisecond
 
 // streamClient returns the folder client of the file the request names, and the level.
