@@ -46,6 +46,8 @@ type Replicator struct {
 	// moved counts the events that may move a position or change the set of files (syncs, files
 	// added and removed): a waiting request of the stream looks at the positions only when it moves.
 	moved atomic.Uint64
+
+	syncing sync.Map // a *sync.Mutex by file: see sync
 }
 
 // DefaultInterval is how often each file is looked at for new commits to copy to the target: often
@@ -280,6 +282,11 @@ func (r *Replicator) SyncFile(ctx context.Context, name string) (uint64, error) 
 // dropped, so the next sync starts the target with a snapshot, and the file starts a new lineage
 // (its positions count from the start again).
 func (r *Replicator) sync(ctx context.Context, name string, db *litestream.DB) error {
+	// One sync of a file at a time (the watcher's and a write's): a sync may drop the file's
+	// local state, which another would be writing into.
+	l, _ := r.syncing.LoadOrStore(name, new(sync.Mutex))
+	l.(*sync.Mutex).Lock()
+	defer l.(*sync.Mutex).Unlock()
 	defer r.moved.Add(1)
 	err := db.SyncAndWait(ctx)
 	var ltxErr *litestream.LTXError
