@@ -255,7 +255,11 @@ const keyReload = 5 * time.Second
 
 // SigningKeys returns the public token keys, oldest first.
 func (s *Store) SigningKeys(ctx context.Context) ([]dirsvc.SigningKey, error) {
-	rows, err := s.platform.QueryContext(ctx, "SELECT kid, public_key, created_at FROM signing_keys ORDER BY created_at, kid")
+	return signingKeys(ctx, s.platform)
+}
+
+func signingKeys(ctx context.Context, db *sql.DB) ([]dirsvc.SigningKey, error) {
+	rows, err := db.QueryContext(ctx, "SELECT kid, public_key, created_at FROM signing_keys ORDER BY created_at, kid")
 	if err != nil {
 		return nil, fmt.Errorf("read signing keys: %w", err)
 	}

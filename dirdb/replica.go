@@ -2,7 +2,6 @@ package dirdb
 
 import (
 	"context"
-	"crypto/ed25519"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -72,7 +71,7 @@ func (s *Store) Exclusive(ctx context.Context, slug string, fn func() error) err
 // Platform returns what an edge needs of the platform file: the directories with their switches,
 // and the public token keys. Client identities, secrets and grants are not part of it.
 func (s *Store) Platform(ctx context.Context) (*dirsvc.Platform, error) {
-	return readPlatform(ctx, s.platform, s)
+	return readPlatform(ctx, s.platform)
 }
 
 // ReadPlatform returns what an edge needs of a platform file that is not open (one restored from
@@ -83,10 +82,10 @@ func ReadPlatform(ctx context.Context, path string) (*dirsvc.Platform, error) {
 		return nil, err
 	}
 	defer db.Close()
-	return readPlatform(ctx, db, &Store{platform: db})
+	return readPlatform(ctx, db)
 }
 
-func readPlatform(ctx context.Context, db *sql.DB, s *Store) (*dirsvc.Platform, error) {
+func readPlatform(ctx context.Context, db *sql.DB) (*dirsvc.Platform, error) {
 	rows, err := db.QueryContext(ctx, "SELECT slug, senior_management_available FROM directories ORDER BY slug")
 	if err != nil {
 		return nil, fmt.Errorf("read directories: %w", err)
@@ -103,7 +102,7 @@ func readPlatform(ctx context.Context, db *sql.DB, s *Store) (*dirsvc.Platform, 
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if p.Keys, err = s.SigningKeys(ctx); err != nil {
+	if p.Keys, err = signingKeys(ctx, db); err != nil {
 		return nil, err
 	}
 	return p, nil
@@ -111,32 +110,34 @@ func readPlatform(ctx context.Context, db *sql.DB, s *Store) (*dirsvc.Platform, 
 
 // SyncPlatform makes an edge's platform file follow the primary's: it serves the directories of p
 // whose copies are ready (and drops, files and all, those p no longer lists), takes p's switches, and
-// adds its public keys. It returns the slugs it dropped.
+// adds its public keys. It reads the edge's own platform once and writes only what differs: the
+// follower calls it after every change it applies. It returns the slugs it dropped.
 func (s *Store) SyncPlatform(ctx context.Context, p *dirsvc.Platform, ready func(slug string) bool) (dropped []string, err error) {
+	have, err := s.Platform(ctx)
+	if err != nil {
+		return nil, err
+	}
+	served := map[string]bool{} // slug: senior management available
+	for _, d := range have.Directories {
+		served[d.Slug] = d.SeniorManagementAvailable
+	}
 	listed := map[string]bool{}
 	for _, d := range p.Directories {
 		listed[d.Slug] = true
-		if !ready(d.Slug) {
-			continue
+		on, ok := served[d.Slug]
+		if !ok && ready(d.Slug) {
+			if err := s.RegisterDirectory(ctx, d.Slug); err != nil {
+				return nil, err
+			}
+			ok = true
 		}
-		if err := s.RegisterDirectory(ctx, d.Slug); err != nil {
-			return nil, err
-		}
-		on, err := s.SeniorManagementAvailable(ctx, d.Slug)
-		if err != nil {
-			return nil, err
-		}
-		if on != d.SeniorManagementAvailable {
+		if ok && on != d.SeniorManagementAvailable {
 			if err := s.SetSeniorManagementAvailable(ctx, d.Slug, d.SeniorManagementAvailable); err != nil {
 				return nil, err
 			}
 		}
 	}
-	slugs, err := s.Slugs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, slug := range slugs {
+	for slug := range served {
 		if !listed[slug] {
 			if err := s.DropDirectory(ctx, slug); err != nil {
 				return dropped, err
@@ -144,26 +145,19 @@ func (s *Store) SyncPlatform(ctx context.Context, p *dirsvc.Platform, ready func
 			dropped = append(dropped, slug)
 		}
 	}
-	have, err := s.SigningKeys(ctx)
-	if err != nil {
-		return dropped, err
-	}
 	known := map[string]bool{}
-	for _, k := range have {
+	for _, k := range have.Keys {
 		known[k.ID] = true
 	}
 	for _, k := range p.Keys {
 		if known[k.ID] {
 			continue
 		}
-		if len(k.Public) != ed25519.PublicKeySize {
-			return dropped, fmt.Errorf("signing key %s from the primary: want a %d-byte public key", k.ID, ed25519.PublicKeySize)
-		}
 		if k.CreatedAt.IsZero() {
 			k.CreatedAt = time.Now()
 		}
 		if err := s.AddSigningKey(ctx, k); err != nil {
-			return dropped, err
+			return dropped, fmt.Errorf("a signing key from the primary: %w", err)
 		}
 	}
 	return dropped, nil

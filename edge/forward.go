@@ -69,37 +69,32 @@ func (f *Forwarding) enabled() bool { return f.Primary != nil || f.FlyPrimaryReg
 // position header.
 func (s *Server) forwarding(next http.Handler) http.Handler {
 	fw := s.cfg.Forwarding
-	if fw == nil || !fw.enabled() {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if v := r.Header.Get(PositionHeader); v != "" && pathDirectory(r.URL.Path) != "" {
-				if _, ok := position(v); !ok {
-					s.error(w, r, badPosition)
-					return
-				}
-			}
-			next.ServeHTTP(w, r)
-		})
+	var forward http.Handler // nil: this node serves everything
+	if fw != nil && fw.enabled() {
+		if fw.ReadWait <= 0 {
+			fw.ReadWait = DefaultReadWait
+		}
+		forward = s.forwarder(fw)
 	}
-	if fw.ReadWait <= 0 {
-		fw.ReadWait = DefaultReadWait
-	}
-	forward := s.forwarder(fw)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, replicationPrefix) {
-			s.error(w, r, dirsvc.ErrNotFound) // the primary's stream is for edges, not through them
-			return
-		}
-		if _, pattern := s.mux.Handler(r); pattern == "/" || pattern == "" {
-			forward.ServeHTTP(w, r)
-			return
-		}
-		if v := r.Header.Get(PositionHeader); v != "" && pathDirectory(r.URL.Path) != "" {
-			pos, ok := position(v)
-			if !ok {
-				s.error(w, r, badPosition)
+		if forward != nil {
+			if strings.HasPrefix(r.URL.Path, replicationPrefix) {
+				s.error(w, r, dirsvc.ErrNotFound) // the primary's stream is for edges, not through them
 				return
 			}
-			if fw.Positions == nil || !fw.Positions.WaitFor(r.Context(), pathDirectory(r.URL.Path), pos, fw.ReadWait) {
+			if _, pattern := s.mux.Handler(r); pattern == "/" || pattern == "" {
+				forward.ServeHTTP(w, r)
+				return
+			}
+		}
+		// The position means something on a read of a directory only.
+		if v := r.Header.Get(PositionHeader); v != "" && pathDirectory(r.URL.Path) != "" {
+			pos, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				s.error(w, r, dirsvc.InvalidParam(PositionHeader, "want the position a write answered with"))
+				return
+			}
+			if forward != nil && (fw.Positions == nil || !fw.Positions.WaitFor(r.Context(), pathDirectory(r.URL.Path), pos, fw.ReadWait)) {
 				forward.ServeHTTP(w, r)
 				return
 			}
@@ -110,14 +105,6 @@ func (s *Server) forwarding(next http.Handler) http.Handler {
 
 // replicationPrefix is where a primary serves its replication stream (replicate.StreamPrefix).
 const replicationPrefix = "/replication/"
-
-var badPosition = dirsvc.InvalidParam(PositionHeader, "want the position a write answered with")
-
-// position parses the position a read of a directory asks for (elsewhere the header means nothing).
-func position(v string) (uint64, bool) {
-	pos, err := strconv.ParseUint(v, 10, 64)
-	return pos, err == nil
-}
 
 // forwarder returns the handler that sends a request to the primary.
 func (s *Server) forwarder(fw *Forwarding) http.Handler {

@@ -322,21 +322,18 @@ func (r *Replicator) sync(ctx context.Context, name string, db *litestream.DB) e
 
 // Positions returns each file's position: the Litestream transaction ID of its latest change the
 // target holds (one ID covers every commit between two syncs).
-func (r *Replicator) Positions() (map[string]uint64, error) {
+func (r *Replicator) Positions() map[string]uint64 {
 	out := map[string]uint64{}
 	for name, db := range r.snapshot() {
 		out[name] = uint64(db.Replica.Pos().TXID)
 	}
-	return out, nil
+	return out
 }
 
 // positions returns every file's position, in name order, and a version that changes when any
 // position does.
-func (r *Replicator) positions() ([]FilePosition, string, error) {
-	pos, err := r.Positions()
-	if err != nil {
-		return nil, "", err
-	}
+func (r *Replicator) positions() ([]FilePosition, string) {
+	pos := r.Positions()
 	files := make([]FilePosition, 0, len(pos))
 	h := fnv.New64a()
 	r.mu.Lock()
@@ -346,7 +343,7 @@ func (r *Replicator) positions() ([]FilePosition, string, error) {
 		files = append(files, FilePosition{name, pos[name], lineages[name]})
 		fmt.Fprintf(h, "%s\x00%d\x00%s\n", name, pos[name], lineages[name])
 	}
-	return files, strconv.FormatUint(h.Sum64(), 36), nil
+	return files, strconv.FormatUint(h.Sum64(), 36)
 }
 
 // Names returns the replicated files' names, in order.

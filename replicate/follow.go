@@ -613,52 +613,50 @@ func postApplyChecksum(ctx context.Context, c litestream.ReplicaClient, info *lt
 
 // toRollback marks a restored file (written in WAL mode) as a rollback-journal copy.
 func toRollback(path string) error {
-	file, err := os.OpenFile(path, os.O_RDWR, 0)
+	pageSize, pages, err := geometry(path)
 	if err != nil {
 		return err
 	}
-	defer file.Close()
-	st, err := file.Stat()
-	if err != nil {
-		return err
-	}
-	hdr := make([]byte, 100)
-	if _, err := io.ReadFull(file, hdr); err != nil {
-		return err
-	}
-	markRollback(hdr, binary.BigEndian.Uint32(hdr[24:28])+1, uint32(st.Size()/int64(sqlitePageSize(hdr))))
-	if _, err := file.WriteAt(hdr, 0); err != nil {
-		return err
-	}
-	return file.Sync()
+	return writeCopy(path, pageSize, pages, func(*os.File) error { return nil })
 }
 
 // overwrite writes the file at from over the copy at path, which readers have open.
 func overwrite(path, from string) error {
+	pageSize, pages, err := geometry(from)
+	if err != nil {
+		return err
+	}
 	src, err := os.Open(from)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	st, err := src.Stat()
-	if err != nil {
-		return err
-	}
-	hdr := make([]byte, 100)
-	if _, err := io.ReadFull(src, hdr); err != nil {
-		return err
-	}
-	size := sqlitePageSize(hdr)
-	if _, err := src.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	return writeCopy(path, size, uint32(st.Size()/int64(size)), func(dst *os.File) error {
+	return writeCopy(path, pageSize, pages, func(dst *os.File) error {
 		if _, err := dst.Seek(0, io.SeekStart); err != nil {
 			return err
 		}
 		_, err := io.Copy(dst, src)
 		return err
 	})
+}
+
+// geometry returns a SQLite file's page size and its size in pages.
+func geometry(path string) (pageSize, pages uint32, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	hdr := make([]byte, 100)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		return 0, 0, fmt.Errorf("read the header of %s: %w", path, err)
+	}
+	pageSize = sqlitePageSize(hdr)
+	return pageSize, uint32(st.Size() / int64(pageSize)), nil
 }
 
 // bootstrapFromStorage bootstraps every directory from object storage: the platform file tells

@@ -159,7 +159,7 @@ func TestAnEdgeBootstrapsFromObjectStorageWithThePrimaryAway(t *testing.T) {
 	if err := r.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	pos, _ := r.Positions()
+	pos := r.Positions()
 	store.Close()
 	if err := r.Close(ctx); err != nil {
 		t.Fatal(err)

@@ -90,11 +90,7 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 				continue
 			}
 			looked = moved
-			files, version, err := rep.positions()
-			if err != nil {
-				streamError(w, http.StatusInternalServerError, err)
-				return
-			}
+			files, version := rep.positions()
 			if version != since || !time.Now().Before(deadline) {
 				p, err := platform(r.Context())
 				if err != nil {

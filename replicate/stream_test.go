@@ -24,7 +24,7 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 	if err := r.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before, _ := r.Positions()
+	before := r.Positions()
 	rename(t, store, "Coast Counselling Renamed")
 	if err := r.Sync(ctx); err != nil {
 		t.Fatal(err)

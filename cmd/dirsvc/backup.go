@@ -96,8 +96,8 @@ func (m *Main) backup(ctx context.Context, args []string) error {
 		return err
 	}
 	syncErr := r.Sync(ctx)
-	pos, posErr := r.Positions()
-	if err := errors.Join(syncErr, posErr, r.Close(ctx)); err != nil {
+	pos := r.Positions()
+	if err := errors.Join(syncErr, r.Close(ctx)); err != nil {
 		return err
 	}
 	for _, name := range names {
