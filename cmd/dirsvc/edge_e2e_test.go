@@ -263,6 +263,43 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 		return resp.StatusCode == 200 && resp.Header.Get("X-DIR-Audience") == "partner"
 	})
 
+	// The operator's senior-management switch reaches the edge both ways: leadership shows there
+	// only while it is on.
+	out, err = exec.Command(c.bin, "clients", "--data", c.primaryData, "create", "--name", "Leaders Org", "--partner",
+		"--directory", "small", "--tier", "partner", "--scopes", "graph:read leadership:read").Output()
+	if err != nil {
+		t.Fatalf("clients create: %v", err)
+	}
+	var leaders struct {
+		ID     string `json:"clientId"`
+		Secret string `json:"clientSecret"`
+	}
+	if err := json.Unmarshal(out, &leaders); err != nil {
+		t.Fatal(err)
+	}
+	lc := clientcredentials.Config{ClientID: leaders.ID, ClientSecret: leaders.Secret, TokenURL: "http://" + c.edge + "/oauth/token",
+		EndpointParams: url.Values{"directory": {"small"}}, AuthStyle: oauth2.AuthStyleInHeader}
+	leadership := func() int {
+		resp, err := lc.Client(ctx).Get("http://" + c.edge + "/v1/d/small/organisations/org_harbour/leadership")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if got := leadership(); got != 404 {
+		t.Fatalf("leadership at the edge with the switch off: %d", got)
+	}
+	for _, sw := range []struct {
+		to     string
+		status int
+	}{{"on", 200}, {"off", 404}} {
+		if out, err := exec.Command(c.bin, "platform", "--data", c.primaryData, "senior-management", "small", sw.to).CombinedOutput(); err != nil {
+			t.Fatalf("senior-management %s: %v\n%s", sw.to, err, out)
+		}
+		c.waitFor(t, "leadership at the edge with the switch "+sw.to, func() bool { return leadership() == sw.status })
+	}
+
 	// A directory created while both run appears at the edge without a restart.
 	gen := filepath.Join(t.TempDir(), "extra.ndjson")
 	if out, err := exec.Command(c.bin, "gen", "--services", "20", "--slug", "extra", "--out", gen).CombinedOutput(); err != nil {
