@@ -13,6 +13,25 @@ type NodeStatus struct {
 	Role    string       `json:"role"`
 	Healthy bool         `json:"healthy"`
 	Files   []FileStatus `json:"files,omitempty"`
+	// Replication is, on a primary, whether its replicas hold every committed change: a primary
+	// stays healthy while it serves (it is the only writer), and says here when a replica is
+	// behind.
+	Replication *ReplicationStatus `json:"replication,omitempty"`
+}
+
+// ReplicationStatus is how far a primary's replicas are behind: the replica folder (which edges
+// follow) and object storage, each with the longest any file has lacked a committed change, and
+// the last error copying one.
+type ReplicationStatus struct {
+	Healthy           bool    `json:"healthy"`
+	FolderLagSeconds  float64 `json:"folderLagSeconds"`
+	ObjectStorage     bool    `json:"objectStorage"`
+	StorageLagSeconds float64 `json:"storageLagSeconds,omitempty"`
+	// Whether the last copy of some file to the folder, or to object storage, failed (the errors
+	// are in the log: they may name hosts and paths).
+	FolderFailing  bool    `json:"folderFailing,omitempty"`
+	StorageFailing bool    `json:"storageFailing,omitempty"`
+	MaxLagSeconds  float64 `json:"maxLagSeconds"`
 }
 
 // FileStatus is the replication state of one file of the data folder (for example
@@ -22,6 +41,10 @@ type FileStatus struct {
 	Name       string  `json:"name"`
 	Position   uint64  `json:"position"`
 	LagSeconds float64 `json:"lagSeconds,omitempty"`
+	// On a primary replicating to object storage: the position the bucket holds, and how long it
+	// has lacked a change the folder holds.
+	StoredPosition    *uint64 `json:"storedPosition,omitempty"`
+	StorageLagSeconds float64 `json:"storageLagSeconds,omitempty"`
 }
 
 // Platform is what an edge needs of the primary's platform file: the directories it serves, with

@@ -37,16 +37,22 @@ type Directory struct {
 	info   *dirsvc.Directory
 }
 
-func openDirectory(ctx context.Context, s *Store, slug string) (*Directory, error) {
+// openDirectory opens a directory's file; create says it is new (CreateDirectory). A directory the
+// platform lists whose file is missing is an error, never an empty directory: an empty file would
+// be replicated as the directory's truth.
+func openDirectory(ctx context.Context, s *Store, slug string, create bool) (*Directory, error) {
 	path := filepath.Join(s.root, "dirs", slug, "directory.db")
+	if !create {
+		if _, err := os.Stat(path); err != nil {
+			return nil, fmt.Errorf("open directory %q: the platform lists it but its file is unreadable or missing (restore it): %w", slug, err)
+		}
+	}
 	var w *sql.DB // none on a replica: its file changes only by replication
 	if !s.replica {
 		var err error
 		if w, err = openWriter(ctx, path, schema.Directory); err != nil {
 			return nil, err
 		}
-	} else if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("open directory %q: %w", slug, err)
 	}
 	hot := 2 * runtime.GOMAXPROCS(0)
 	r, err := openReaders(path, hot)

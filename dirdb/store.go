@@ -130,7 +130,7 @@ func (s *Store) directory(ctx context.Context, slug string) (*Directory, error) 
 		s.dirs[slug] = e
 		s.mu.Unlock()
 		// The open outlives the request that started it: others may be waiting for it.
-		e.d, e.err = openDirectory(context.WithoutCancel(ctx), s, slug)
+		e.d, e.err = openDirectory(context.WithoutCancel(ctx), s, slug, false)
 		close(e.ready)
 		if e.err != nil {
 			s.mu.Lock()
@@ -173,7 +173,7 @@ func (s *Store) CreateDirectory(ctx context.Context, slug string) (*Directory, e
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, dirsvc.Errorf(dirsvc.EConflict, "directory %q exists", slug)
 	}
-	d, err := openDirectory(ctx, s, slug)
+	d, err := openDirectory(ctx, s, slug, true)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/edge"
@@ -19,16 +20,31 @@ import (
 // carries the directory's position after it (edge.PositionHeader), once the write is replicated, so
 // a client can read it back at an edge.
 //
+// An answer of 200 is a promise: every file the write touched is in every replica (the replica
+// folder, and object storage when configured). When object storage does not confirm in time, the
+// write is committed and in the folder that edges follow, but the answer is 202 with
+// PendingHeader naming what lacks it: the write reaches the bucket when the bucket answers again.
+//
 //	PUT  /admin/v1/d/{dir}/records/{publicId}             the record in the import format: replace or add it
 //	POST /admin/v1/d/{dir}/records/{publicId}/transition  {"to": state, "survivor": id, "visibleTo": [audience]}
 type AdminAPI struct {
 	Store dirsvc.DirectoryStore
 	Token string
-	// Position returns a directory's position once its latest write is replicated; nil: writes
-	// answer without one.
-	Position func(ctx context.Context, dir string) (uint64, error)
+	// Replicate replicates a directory's latest write (every file it touched) and says where it is;
+	// nil: writes answer without a position.
+	Replicate func(ctx context.Context, dir string) (Replication, error)
 	Log      *slog.Logger
 }
+
+// Replication is where a write is once replicated: the directory's position after it, and the
+// replicas that do not hold it yet (empty when every one does).
+type Replication struct {
+	Position uint64
+	Pending  []string
+}
+
+// PendingHeader names, on a 202 answer of the admin API, the replicas that do not hold the write yet.
+const PendingHeader = "Replication-Pending"
 
 // AdminPrefix is where the admin API is served (its patterns are spelled out in Mount, where the
 // test of the OpenAPI document reads them).
@@ -77,17 +93,31 @@ func (a *AdminAPI) guard(s *edge.Server, h adminHandler) http.Handler {
 			s.WriteError(w, r, err)
 			return
 		}
-		if a.Position != nil {
-			pos, err := a.Position(r.Context(), r.PathValue("dir"))
+		status := http.StatusOK
+		if a.Replicate != nil {
+			rep, err := a.Replicate(r.Context(), r.PathValue("dir"))
 			if err != nil {
-				// The write is committed: the answer says so, without a position to read it at.
+				// The write is committed, but no replica is known to hold it: the answer says so,
+				// without a position to read it at.
 				a.Log.Error("replicate a write", "directory", r.PathValue("dir"), "err", err)
-			} else {
-				w.Header().Set(edge.PositionHeader, strconv.FormatUint(pos, 10))
+				rep.Pending = append(rep.Pending, "replica")
+			}
+			if rep.Position > 0 {
+				w.Header().Set(edge.PositionHeader, strconv.FormatUint(rep.Position, 10))
+			}
+			if len(rep.Pending) > 0 {
+				status = http.StatusAccepted
+				w.Header().Set(PendingHeader, strings.Join(rep.Pending, ", "))
 			}
 		}
+		out, err := json.Marshal(stats)
+		if err != nil {
+			s.WriteError(w, r, err)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(stats)
+		w.WriteHeader(status)
+		w.Write(append(out, '\n'))
 	})
 }
 

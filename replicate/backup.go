@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -43,12 +44,19 @@ type Replicator struct {
 	dbs      map[string]*litestream.DB
 	lineages map[string]string // by file (see fileLineage)
 
+	mirror  *mirror              // copies the folder to the bucket; nil without a bucket
+	failing map[string]syncError // files whose last sync to the folder failed
+
 	// moved counts the events that may move a position or change the set of files (syncs, files
 	// added and removed): a waiting request of the stream looks at the positions only when it moves.
 	moved atomic.Uint64
 
 	syncing sync.Map // a *sync.Mutex by file: see sync
 }
+
+// DefaultFolder is the replica folder, inside the data folder, of a target that names only a
+// bucket.
+const DefaultFolder = "replica"
 
 // DefaultInterval is how often each file is looked at for new commits to copy to the target: often
 // enough that edges see a write within a few tenths of a second. An idle file costs one stat of its
@@ -61,10 +69,19 @@ type Options struct {
 	Interval time.Duration // zero: DefaultInterval
 }
 
-// Open starts replicating the named files of the data folder to the target.
+// Open starts replicating the named files of the data folder to the target. Litestream replicates
+// to the target's folder (data/replica when it names none), and a mirror copies the folder to the
+// target's bucket, if any. Before
+// a file is replicated, its copy in the folder is brought to the bucket's history when the bucket
+// holds a later position (a new folder beside a data folder restored from the bucket), and
+// Litestream's local state of the file is made to continue from the folder's position: the next
+// change is replicated after everything the targets hold, never over it.
 func Open(ctx context.Context, data string, target Target, names []string, opt Options) (*Replicator, error) {
 	if err := target.Valid(); err != nil {
 		return nil, err
+	}
+	if target.Dir == "" {
+		target.Dir = filepath.Join(data, DefaultFolder)
 	}
 	log := opt.Log
 	if log == nil {
@@ -74,15 +91,15 @@ func Open(ctx context.Context, data string, target Target, names []string, opt O
 		opt.Interval = DefaultInterval
 	}
 	r := &Replicator{target: target, data: data, log: log, interval: opt.Interval,
-		dbs: map[string]*litestream.DB{}, lineages: map[string]string{}}
+		dbs: map[string]*litestream.DB{}, lineages: map[string]string{}, failing: map[string]syncError{}}
+	if target.S3 != nil {
+		r.mirror = newMirror(target, log)
+	}
 	var dbs []*litestream.DB
 	for _, name := range names {
-		db, err := r.newDB(name, log)
+		db, err := r.prepare(ctx, name)
 		if err != nil {
 			return nil, err
-		}
-		if err := db.Replica.Client.Init(ctx); err != nil {
-			return nil, fmt.Errorf("replicate %s: %w", name, err)
 		}
 		dbs = append(dbs, db)
 	}
@@ -90,10 +107,51 @@ func Open(ctx context.Context, data string, target Target, names []string, opt O
 	if err := r.store.Open(ctx); err != nil {
 		return nil, fmt.Errorf("replicate: %w", err)
 	}
+	if r.mirror != nil {
+		r.mirror.start()
+	}
 	wctx, stop := context.WithCancel(context.Background())
 	r.stop, r.watching = stop, make(chan struct{})
 	go r.watch(wctx)
 	return r, nil
+}
+
+// prepare makes a file ready to replicate: its folder copy continues the bucket's history, its
+// local state continues the folder's, and the mirror knows it.
+func (r *Replicator) prepare(ctx context.Context, name string) (*litestream.DB, error) {
+	var (
+		bucket map[fileKey]*ltx.FileInfo
+		seeded bool
+	)
+	if r.mirror != nil {
+		var err error
+		if bucket, seeded, err = r.seed(ctx, name); err != nil {
+			return nil, fmt.Errorf("replicate %s: %w", name, err)
+		}
+	}
+	db, err := r.newDB(name, r.log)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.align(ctx, name, db, seeded); err != nil {
+		r.forget(name)
+		return nil, fmt.Errorf("replicate %s: %w", name, err)
+	}
+	if err := db.Replica.Client.Init(ctx); err != nil {
+		r.forget(name)
+		return nil, fmt.Errorf("replicate %s: %w", name, err)
+	}
+	if r.mirror != nil {
+		r.mirror.add(name, bucket)
+	}
+	return db, nil
+}
+
+func (r *Replicator) forget(name string) {
+	r.mu.Lock()
+	delete(r.dbs, name)
+	delete(r.lineages, name)
+	r.mu.Unlock()
 }
 
 // look is what the watcher saw of a file's WAL, and when.
@@ -124,7 +182,7 @@ func (r *Replicator) watch(ctx context.Context) {
 	t := time.NewTicker(r.interval)
 	defer t.Stop()
 	looks := map[string]look{}
-	failing := map[string]time.Time{} // last error logged, by file
+	failing := map[string]time.Time{} // files whose last sync failed, and when it was last logged
 	for tick := 0; ; tick++ {
 		now := time.Now()
 		var due []string
@@ -142,7 +200,8 @@ func (r *Replicator) watch(ctx context.Context) {
 				continue // dropped since; Remove follows
 			}
 			l := look{at: now, size: st.Size(), mtime: st.ModTime(), quiet: prev.quiet + 1}
-			if !seen || st.Size() != prev.size || !st.ModTime().Equal(prev.mtime) || !st.ModTime().Before(prev.at.Add(-mtimeGrain)) {
+			_, failed := failing[name] // tried again until it succeeds: its commits are not yet copied
+			if !seen || failed || st.Size() != prev.size || !st.ModTime().Equal(prev.mtime) || !st.ModTime().Before(prev.at.Add(-mtimeGrain)) {
 				due = append(due, name)
 				l.quiet = 0
 			}
@@ -151,6 +210,7 @@ func (r *Replicator) watch(ctx context.Context) {
 		for name := range looks {
 			if dbs[name] == nil {
 				delete(looks, name)
+				delete(failing, name)
 			}
 		}
 		// A few files at a time: one large change (an import) does not hold up the others.
@@ -163,14 +223,19 @@ func (r *Replicator) watch(ctx context.Context) {
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				err := r.sync(ctx, name, dbs[name])
-				if err == nil || ctx.Err() != nil {
+				if ctx.Err() != nil {
 					return
 				}
 				mu.Lock()
 				defer mu.Unlock()
-				if time.Since(failing[name]) > time.Minute {
+				if last, failed := failing[name]; err == nil {
+					if failed {
+						r.log.Info("replicating the file again", "file", name)
+					}
+					delete(failing, name)
+				} else if time.Since(last) > time.Minute {
 					failing[name] = time.Now()
-					r.log.Error("replicate a file", "file", name, "err", err)
+					r.log.Error("replicate a file; trying again", "file", name, "err", err)
 				}
 			}()
 		}
@@ -184,9 +249,12 @@ func (r *Replicator) watch(ctx context.Context) {
 }
 
 func (r *Replicator) newDB(name string, log *slog.Logger) (*litestream.DB, error) {
-	c, err := r.target.client(name)
+	c, err := r.target.folderClient(name)
 	if err != nil {
 		return nil, err
+	}
+	if r.mirror != nil { // what Litestream writes to the folder (syncs, compactions) is mirrored
+		c = &notifying{ReplicaClient: c, changed: func() { r.mirror.touch(name) }}
 	}
 	lineage, err := fileLineage(r.data, name)
 	if err != nil {
@@ -212,20 +280,15 @@ func (r *Replicator) Add(ctx context.Context, name string) (bool, error) {
 	if ok {
 		return false, nil
 	}
-	db, err := r.newDB(name, r.log)
+	db, err := r.prepare(ctx, name)
 	if err != nil {
 		return false, err
 	}
-	if err := db.Replica.Client.Init(ctx); err != nil {
-		r.mu.Lock()
-		delete(r.dbs, name)
-		r.mu.Unlock()
-		return false, fmt.Errorf("replicate %s: %w", name, err)
-	}
 	if err := r.store.RegisterDB(db); err != nil {
-		r.mu.Lock()
-		delete(r.dbs, name)
-		r.mu.Unlock()
+		r.forget(name)
+		if r.mirror != nil {
+			r.mirror.remove(name)
+		}
 		return false, fmt.Errorf("replicate %s: %w", name, err)
 	}
 	r.moved.Add(1)
@@ -239,9 +302,13 @@ func (r *Replicator) Remove(ctx context.Context, name string) error {
 	_, ok := r.dbs[name]
 	delete(r.dbs, name)
 	delete(r.lineages, name)
+	delete(r.failing, name)
 	r.mu.Unlock()
 	if !ok {
 		return nil
+	}
+	if r.mirror != nil {
+		r.mirror.remove(name)
 	}
 	r.moved.Add(1)
 	if err := r.store.UnregisterDB(ctx, FilePath(r.data, name)); err != nil {
@@ -288,6 +355,29 @@ func (r *Replicator) sync(ctx context.Context, name string, db *litestream.DB) e
 	l.(*sync.Mutex).Lock()
 	defer l.(*sync.Mutex).Unlock()
 	defer r.moved.Add(1)
+	err := r.syncLocked(ctx, name, db)
+	if ctx.Err() != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err == nil {
+		delete(r.failing, name)
+	} else if f, ok := r.failing[name]; ok {
+		r.failing[name] = syncError{since: f.since, err: err}
+	} else {
+		r.failing[name] = syncError{since: time.Now(), err: err}
+	}
+	return err
+}
+
+// syncError is a file's failing sync: since when, and the last error.
+type syncError struct {
+	since time.Time
+	err   error
+}
+
+func (r *Replicator) syncLocked(ctx context.Context, name string, db *litestream.DB) error {
 	err := db.SyncAndWait(ctx)
 	var ltxErr *litestream.LTXError
 	if err == nil || !errors.As(err, &ltxErr) || !ltxErr.IsAutoRecoverable() {
@@ -366,9 +456,14 @@ func (r *Replicator) snapshot() map[string]*litestream.DB {
 	return out
 }
 
-// Close syncs every file a last time and stops.
+// Close syncs every file to the folder a last time, copies what the bucket lacks for as long as
+// ctx allows, and stops. It reports what the bucket still lacks.
 func (r *Replicator) Close(ctx context.Context) error {
 	r.stop()
 	<-r.watching
-	return r.store.Close(ctx)
+	err := r.store.Close(ctx)
+	if r.mirror != nil {
+		err = errors.Join(err, r.mirror.close(ctx))
+	}
+	return err
 }

@@ -668,7 +668,7 @@ func (f *Follower) bootstrapFromStorage(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	if err := Restore(ctx, tmp, target, "platform", At{}); err != nil {
+	if _, err := Restore(ctx, tmp, target, "platform", At{}); err != nil {
 		return err
 	}
 	p, err := f.cfg.ReadPlatform(ctx, FilePath(tmp, "platform"))
@@ -677,7 +677,7 @@ func (f *Follower) bootstrapFromStorage(ctx context.Context) error {
 	}
 	f.cfg.Log.Info("the primary is away: bootstrapping from object storage", "directories", len(p.Directories))
 	for _, d := range p.Directories {
-		c, err := target.client(directoryName(d.Slug))
+		c, err := target.bucketClient(directoryName(d.Slug))
 		if err != nil {
 			return err
 		}

@@ -8,20 +8,17 @@
 package replicate
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/benbjohnson/litestream"
 	"github.com/benbjohnson/litestream/file"
 	lss3 "github.com/benbjohnson/litestream/s3"
-	"github.com/superfly/ltx"
 )
 
 // S3 names a bucket of an S3-compatible object store (AWS, Tigris, R2, MinIO). Credentials come
@@ -34,11 +31,15 @@ type S3 struct {
 	ForcePathStyle bool // needed by MinIO and by endpoints given as an IP address
 }
 
-// Target is where files are replicated: a folder, object storage, or both (then every file is
-// written to both and read from the folder).
+// Target is where files are replicated: a folder, object storage, or both. A primary replicates to
+// the folder, and a mirror copies the folder to the bucket (see mirror): the folder is what edges
+// follow, the bucket what survives the loss of the primary's volume.
 type Target struct {
 	Dir string
 	S3  *S3
+	// StorageTimeout bounds every call to object storage (see bounded); zero means
+	// DefaultStorageTimeout.
+	StorageTimeout time.Duration
 }
 
 // Valid reports what is wrong with the target, if anything.
@@ -65,70 +66,65 @@ func ValidName(name string) bool {
 // FilePath returns the path in the data folder of the file named name.
 func FilePath(data, name string) string { return filepath.Join(data, filepath.FromSlash(name)+".db") }
 
-// client returns the replica client of the file named name.
-func (t Target) client(name string) (litestream.ReplicaClient, error) {
+// folderClient returns the replica client of the file named name in the folder.
+func (t Target) folderClient(name string) (litestream.ReplicaClient, error) {
 	if !ValidName(name) {
 		return nil, fmt.Errorf("replicate: %q is not a replicated file", name)
 	}
-	var clients []litestream.ReplicaClient
-	if t.Dir != "" {
-		clients = append(clients, file.NewReplicaClient(filepath.Join(t.Dir, filepath.FromSlash(name))))
+	if t.Dir == "" {
+		return nil, errors.New("replicate: the target has no replica folder")
 	}
-	if t.S3 != nil {
-		// Credentials come from the AWS default chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
-		// first). The client refuses to start while AWS_CA_BUNDLE names a bundle it cannot load.
-		c := lss3.NewReplicaClient()
-		c.Endpoint, c.Bucket, c.Region, c.ForcePathStyle = t.S3.Endpoint, t.S3.Bucket, t.S3.Region, t.S3.ForcePathStyle
-		c.Path = path.Join(t.S3.Path, name)
-		clients = append(clients, c)
+	return file.NewReplicaClient(filepath.Join(t.Dir, filepath.FromSlash(name))), nil
+}
+
+// bucketClient returns the replica client of the file named name in the bucket, every call bounded
+// in time.
+func (t Target) bucketClient(name string) (litestream.ReplicaClient, error) {
+	if !ValidName(name) {
+		return nil, fmt.Errorf("replicate: %q is not a replicated file", name)
 	}
-	if len(clients) == 1 {
-		return clients[0], nil
+	if t.S3 == nil {
+		return nil, errors.New("replicate: the target has no bucket")
 	}
-	return &tee{read: clients[0], also: clients[1]}, nil
+	// Credentials come from the AWS default chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY
+	// first). The client refuses to start while AWS_CA_BUNDLE names a bundle it cannot load.
+	c := lss3.NewReplicaClient()
+	c.Endpoint, c.Bucket, c.Region, c.ForcePathStyle = t.S3.Endpoint, t.S3.Bucket, t.S3.Region, t.S3.ForcePathStyle
+	c.Path = path.Join(t.S3.Path, name)
+	timeout := t.StorageTimeout
+	if timeout <= 0 {
+		timeout = DefaultStorageTimeout
+	}
+	return &bounded{c: c, timeout: timeout}, nil
 }
 
-// tee is a replica client that writes every file to two clients and reads from the first. Litestream
-// allows one replica per database: this is how one database reaches a folder and a bucket.
-type tee struct {
-	read, also litestream.ReplicaClient
-}
-
-var _ litestream.ReplicaClient = (*tee)(nil)
-
-func (c *tee) Type() string { return "tee" }
-
-func (c *tee) Init(ctx context.Context) error {
-	return errors.Join(c.read.Init(ctx), c.also.Init(ctx))
-}
-
-func (c *tee) SetLogger(l *slog.Logger) { c.read.SetLogger(l); c.also.SetLogger(l) }
-
-func (c *tee) LTXFiles(ctx context.Context, level int, seek ltx.TXID, useMetadata bool) (ltx.FileIterator, error) {
-	return c.read.LTXFiles(ctx, level, seek, useMetadata)
-}
-
-func (c *tee) OpenLTXFile(ctx context.Context, level int, minTXID, maxTXID ltx.TXID, offset, size int64) (io.ReadCloser, error) {
-	return c.read.OpenLTXFile(ctx, level, minTXID, maxTXID, offset, size)
-}
-
-// WriteLTXFile writes the file to the second client first, so the first (which lists) never names a
-// file the second lacks.
-func (c *tee) WriteLTXFile(ctx context.Context, level int, minTXID, maxTXID ltx.TXID, r io.Reader) (*ltx.FileInfo, error) {
-	b, err := io.ReadAll(r)
+// client returns the replica client a restore of the file named name reads: the bucket's or the
+// folder's, whichever holds the later position (the folder when they hold the same: it is local).
+func (t Target) client(ctx context.Context, name string) (litestream.ReplicaClient, error) {
+	switch {
+	case t.S3 == nil:
+		return t.folderClient(name)
+	case t.Dir == "":
+		return t.bucketClient(name)
+	}
+	fc, err := t.folderClient(name)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := c.also.WriteLTXFile(ctx, level, minTXID, maxTXID, bytes.NewReader(b)); err != nil {
+	bc, err := t.bucketClient(name)
+	if err != nil {
 		return nil, err
 	}
-	return c.read.WriteLTXFile(ctx, level, minTXID, maxTXID, bytes.NewReader(b))
-}
-
-func (c *tee) DeleteLTXFiles(ctx context.Context, a []*ltx.FileInfo) error {
-	return errors.Join(c.also.DeleteLTXFiles(ctx, a), c.read.DeleteLTXFiles(ctx, a))
-}
-
-func (c *tee) DeleteAll(ctx context.Context) error {
-	return errors.Join(c.also.DeleteAll(ctx), c.read.DeleteAll(ctx))
+	folder, err := listLevels(ctx, fc)
+	if err != nil {
+		return nil, err
+	}
+	bucket, err := listLevels(ctx, bc)
+	if err != nil {
+		return nil, fmt.Errorf("list %s in the bucket: %w", name, err)
+	}
+	if maxTXID(bucket) > maxTXID(folder) {
+		return bc, nil
+	}
+	return fc, nil
 }

@@ -92,7 +92,7 @@ func backupAndRestore(t *testing.T, target replicate.Target) {
 
 	latest := t.TempDir()
 	for _, name := range smallFiles {
-		if err := replicate.Restore(ctx, latest, target, name, replicate.At{}); err != nil {
+		if _, err := replicate.Restore(ctx, latest, target, name, replicate.At{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,7 +101,7 @@ func backupAndRestore(t *testing.T, target replicate.Target) {
 	}
 	earlier := t.TempDir()
 	for _, name := range smallFiles {
-		if err := replicate.Restore(ctx, earlier, target, name, replicate.At{TXID: before[name]}); err != nil {
+		if _, err := replicate.Restore(ctx, earlier, target, name, replicate.At{TXID: before[name]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -110,7 +110,7 @@ func backupAndRestore(t *testing.T, target replicate.Target) {
 	}
 	atTime := t.TempDir()
 	for _, name := range smallFiles {
-		if err := replicate.Restore(ctx, atTime, target, name, replicate.At{Time: between}); err != nil {
+		if _, err := replicate.Restore(ctx, atTime, target, name, replicate.At{Time: between}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,10 +121,10 @@ func backupAndRestore(t *testing.T, target replicate.Target) {
 		checkIndexes(t, replicate.FilePath(dir, "dirs/small/directory"))
 	}
 	// A restore never overwrites, and a file the target never held is not there.
-	if err := replicate.Restore(ctx, latest, target, "platform", replicate.At{}); err == nil {
+	if _, err := replicate.Restore(ctx, latest, target, "platform", replicate.At{}); err == nil {
 		t.Error("a restore over an existing file succeeded")
 	}
-	if err := replicate.Restore(ctx, t.TempDir(), target, "dirs/nowhere/directory", replicate.At{}); !errors.Is(err, replicate.ErrNotReplicated) {
+	if _, err := replicate.Restore(ctx, t.TempDir(), target, "dirs/nowhere/directory", replicate.At{}); !errors.Is(err, replicate.ErrNotReplicated) {
 		t.Errorf("restore of a file never replicated: %v", err)
 	}
 }
@@ -152,7 +152,7 @@ func TestBackupToObjectStorageAndRestore(t *testing.T) {
 		// Both copies are whole: the bucket alone restores what the folder does.
 		out := t.TempDir()
 		for _, name := range smallFiles {
-			if err := replicate.Restore(context.Background(), out, replicate.Target{S3: &replicate.S3{Endpoint: srv.URL,
+			if _, err := replicate.Restore(context.Background(), out, replicate.Target{S3: &replicate.S3{Endpoint: srv.URL,
 				Bucket: "backups", Path: "both", Region: "us-east-1", ForcePathStyle: true}}, name, replicate.At{}); err != nil {
 				t.Fatal(err)
 			}
@@ -233,7 +233,7 @@ func TestAddAndRemoveFilesWhileReplicating(t *testing.T) {
 	if err := r.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := replicate.Restore(ctx, t.TempDir(), target, "dirs/small/directory", replicate.At{}); err != nil {
+	if _, err := replicate.Restore(ctx, t.TempDir(), target, "dirs/small/directory", replicate.At{}); err != nil {
 		t.Errorf("a file added while replicating: %v", err)
 	}
 	if err := r.Remove(ctx, "dirs/small/directory"); err != nil {
@@ -288,7 +288,7 @@ func TestANewTargetForAnExistingFolder(t *testing.T) {
 	}
 	out := t.TempDir()
 	for _, name := range smallFiles {
-		if err := replicate.Restore(ctx, out, moved, name, replicate.At{}); err != nil {
+		if _, err := replicate.Restore(ctx, out, moved, name, replicate.At{}); err != nil {
 			t.Fatal(err)
 		}
 	}

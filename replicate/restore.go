@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,49 +18,134 @@ import (
 type At struct {
 	TXID uint64
 	Time time.Time
+	// Tolerance bounds, for a restore at a time, how much earlier than asked the point restored may
+	// be when the target cannot tell whether changes in between happened before the time (they were
+	// compacted into one file with later ones): such a restore fails with ErrTooCoarse. Zero means
+	// DefaultTolerance; a negative value accepts any earlier point.
+	Tolerance time.Duration
 }
 
-// ErrNotReplicated is the answer for a file the target holds nothing of (or nothing at the point).
-var ErrNotReplicated = errors.New("replicate: the target holds no copy of this file at that point")
+// DefaultTolerance is how much earlier than asked a restore at a time may land without being
+// refused: the interval of Litestream's first compaction level, which is how fine the history is
+// once level-0 files have been pruned (after 5 minutes).
+const DefaultTolerance = time.Minute
 
-// Restore writes the file named name, as the target holds it at the point, to the data folder. The
-// file must not exist there: a restore never overwrites. Every page is checked (PRAGMA
-// integrity_check) before the file takes its place.
-func Restore(ctx context.Context, data string, target Target, name string, at At) error {
+// Restored is the point a restore brought a file to: its position and the time of its last change
+// there. Exact is false when the target cannot tell whether changes after the position happened
+// before the time asked for (they were compacted with later ones); Next is then when the first
+// file holding them was written.
+type Restored struct {
+	Name  string
+	TXID  uint64
+	Time  time.Time
+	Exact bool
+	Next  time.Time
+}
+
+var (
+	// ErrNotReplicated is the answer for a file the target holds nothing of (or nothing at the point).
+	ErrNotReplicated = errors.New("replicate: the target holds no copy of this file at that point")
+	// ErrTooCoarse is the answer for a restore at a time that could only land earlier than asked by
+	// more than the tolerance, with changes in between it cannot place.
+	ErrTooCoarse = errors.New("replicate: the target can restore the file only to a point earlier than asked")
+)
+
+// Restore writes the file named name, as the target holds it at the point, to the data folder, and
+// returns the point restored. The file must not exist there: a restore never overwrites. Every page
+// is checked (PRAGMA integrity_check) before the file takes its place. With both a folder and a
+// bucket, the one holding the later position is read.
+func Restore(ctx context.Context, data string, target Target, name string, at At) (Restored, error) {
 	if err := target.Valid(); err != nil {
-		return err
+		return Restored{}, err
 	}
-	c, err := target.client(name)
+	if !ValidName(name) {
+		return Restored{}, fmt.Errorf("replicate: %q is not a replicated file", name)
+	}
+	c, err := target.client(ctx, name)
 	if err != nil {
-		return err
+		return Restored{}, err
 	}
 	return restore(ctx, data, c, name, at)
 }
 
-func restore(ctx context.Context, data string, c litestream.ReplicaClient, name string, at At) error {
+func restore(ctx context.Context, data string, c litestream.ReplicaClient, name string, at At) (Restored, error) {
 	if !ValidName(name) {
-		return fmt.Errorf("replicate: %q is not a replicated file", name)
+		return Restored{}, fmt.Errorf("replicate: %q is not a replicated file", name)
 	}
 	if at.TXID != 0 && !at.Time.IsZero() {
-		return errors.New("replicate: restore to a position or to a time, not both")
+		return Restored{}, errors.New("replicate: restore to a position or to a time, not both")
 	}
 	out := FilePath(data, name)
 	if _, err := os.Stat(out); err == nil {
-		return fmt.Errorf("replicate: %s exists: restore into a data folder that does not hold it", out)
+		return Restored{}, fmt.Errorf("replicate: %s exists: restore into a data folder that does not hold it", out)
+	}
+	point, err := restorePoint(ctx, c, name, at)
+	if err != nil {
+		return point, err
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
+		return point, err
 	}
 	opt := litestream.NewRestoreOptions()
 	opt.OutputPath = out
-	opt.TXID = ltx.TXID(at.TXID)
-	opt.Timestamp = at.Time
+	opt.TXID = ltx.TXID(point.TXID) // the point planned, whatever is replicated meanwhile
 	opt.IntegrityCheck = litestream.IntegrityCheckFull
-	err := litestream.NewReplicaWithClient(nil, c).Restore(ctx, opt)
-	if errors.Is(err, litestream.ErrTxNotAvailable) {
-		return fmt.Errorf("restore %s: %w", name, ErrNotReplicated)
-	} else if err != nil {
-		return fmt.Errorf("restore %s: %w", name, err)
+	if err := litestream.NewReplicaWithClient(nil, c).Restore(ctx, opt); err != nil {
+		if errors.Is(err, litestream.ErrTxNotAvailable) {
+			return point, fmt.Errorf("restore %s: %w", name, ErrNotReplicated)
+		}
+		return point, fmt.Errorf("restore %s: %w", name, err)
 	}
-	return nil
+	return point, nil
 }
+
+// restorePoint plans the restore and tells which point it reaches; at a time, it refuses a point
+// earlier than asked by more than the tolerance when the changes in between cannot be placed.
+func restorePoint(ctx context.Context, c litestream.ReplicaClient, name string, at At) (Restored, error) {
+	point := Restored{Name: name, Exact: true}
+	plan, err := litestream.CalcRestorePlan(ctx, c, ltx.TXID(at.TXID), at.Time, slogDiscard)
+	if errors.Is(err, litestream.ErrTxNotAvailable) {
+		return point, fmt.Errorf("restore %s: %w", name, ErrNotReplicated)
+	} else if err != nil {
+		return point, fmt.Errorf("restore %s: plan: %w", name, err)
+	}
+	last := plan[len(plan)-1]
+	point.TXID, point.Time = uint64(last.MaxTXID), last.CreatedAt
+	if at.TXID != 0 {
+		point.TXID = min(point.TXID, at.TXID)
+	}
+	if at.Time.IsZero() {
+		return point, nil
+	}
+	// The changes right after the point: in a level-0 file they are one transaction, written after
+	// the time asked for (else the plan would hold it); in a compacted file, some may be earlier.
+	all, err := listLevels(ctx, c)
+	if err != nil {
+		return point, fmt.Errorf("restore %s: %w", name, err)
+	}
+	var next *ltx.FileInfo
+	for k, info := range all {
+		if k.min <= last.MaxTXID+1 && k.max > last.MaxTXID && (next == nil || k.level == 0 && next.Level != 0) {
+			next = info
+		}
+	}
+	if next == nil || next.Level == 0 {
+		return point, nil
+	}
+	point.Exact, point.Next = false, next.CreatedAt
+	tolerance := at.Tolerance
+	if tolerance == 0 {
+		tolerance = DefaultTolerance
+	}
+	if tolerance > 0 && at.Time.Sub(point.Time) > tolerance {
+		return point, fmt.Errorf("restore %s at %s: %w: the closest is position %d of %s (%s earlier); the changes after it were compacted into a file written %s: %w",
+			name, at.Time.Format(time.RFC3339), ErrTooCoarse, point.TXID, point.Time.Format(time.RFC3339),
+			at.Time.Sub(point.Time).Round(time.Second), next.CreatedAt.Format(time.RFC3339), errTolerance)
+	}
+	return point, nil
+}
+
+var slogDiscard = slog.New(slog.DiscardHandler)
+
+// errTolerance says what to do about ErrTooCoarse.
+var errTolerance = errors.New("restore at a later time, or accept the earlier point with a larger tolerance")

@@ -189,7 +189,7 @@ func streamClient(w http.ResponseWriter, r *http.Request, rep *Replicator) (lite
 		streamError(w, http.StatusBadRequest, errors.New("want a level and the name of a replicated file"))
 		return nil, 0, false
 	}
-	c, err := Target{Dir: rep.target.Dir}.client(name)
+	c, err := rep.target.folderClient(name)
 	if err != nil {
 		streamError(w, http.StatusBadRequest, err)
 		return nil, 0, false
@@ -312,6 +312,6 @@ func (c *StreamClient) OpenLTXFile(ctx context.Context, level int, minTXID, maxT
 
 // RestoreFrom restores the file named name from a replica client (a primary's stream) into the
 // data folder, as Restore does from a target.
-func RestoreFrom(ctx context.Context, data string, c litestream.ReplicaClient, name string, at At) error {
+func RestoreFrom(ctx context.Context, data string, c litestream.ReplicaClient, name string, at At) (Restored, error) {
 	return restore(ctx, data, c, name, at)
 }

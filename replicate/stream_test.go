@@ -52,7 +52,7 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 			t.Errorf("Authorization %q: %d", auth, resp.StatusCode)
 		}
 	}
-	if err := replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, "wrong-token-of-some-length", "platform", nil),
+	if _, err := replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, "wrong-token-of-some-length", "platform", nil),
 		"platform", replicate.At{}); err == nil {
 		t.Error("a restore with a wrong token succeeded")
 	}
@@ -60,10 +60,10 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 	latest, earlier := t.TempDir(), t.TempDir()
 	for _, name := range smallFiles {
 		c := replicate.NewStreamClient(srv.URL, token, name, nil)
-		if err := replicate.RestoreFrom(ctx, latest, c, name, replicate.At{}); err != nil {
+		if _, err := replicate.RestoreFrom(ctx, latest, c, name, replicate.At{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := replicate.RestoreFrom(ctx, earlier, c, name, replicate.At{TXID: before[name]}); err != nil {
+		if _, err := replicate.RestoreFrom(ctx, earlier, c, name, replicate.At{TXID: before[name]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -73,7 +73,7 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 	if got := serviceName(t, earlier, "svc_counsel"); got != "Coast Counselling" {
 		t.Errorf("earlier from the stream: %q", got)
 	}
-	err = replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, token, "dirs/other/directory", nil),
+	_, err = replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, token, "dirs/other/directory", nil),
 		"dirs/other/directory", replicate.At{})
 	if !errors.Is(err, replicate.ErrNotReplicated) {
 		t.Errorf("a file the primary does not replicate: %v", err)

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 type targetFlags struct {
 	dir, endpoint, bucket, path, region *string
 	pathStyle                           *bool
+	timeout                             *time.Duration
 }
 
 func addTargetFlags(fs *flag.FlagSet) *targetFlags {
@@ -36,16 +38,21 @@ func addS3Flags(fs *flag.FlagSet) *targetFlags {
 		path:      fs.String("s3-path", envOr("DIRSVC_S3_PATH", "dirsvc"), "prefix in the bucket ($DIRSVC_S3_PATH)"),
 		region:    fs.String("s3-region", envOr("DIRSVC_S3_REGION", "us-east-1"), "S3 region ($DIRSVC_S3_REGION)"),
 		pathStyle: fs.Bool("s3-path-style", os.Getenv("DIRSVC_S3_PATH_STYLE") == "true", "path-style S3 addresses, as MinIO needs ($DIRSVC_S3_PATH_STYLE=true)"),
+		timeout:   fs.Duration("s3-timeout", envDuration("DIRSVC_S3_TIMEOUT", replicate.DefaultStorageTimeout), "longest wait for object storage to answer a call, or to move a file being read or written ($DIRSVC_S3_TIMEOUT)"),
 	}
 }
 
 func (f *targetFlags) target() (replicate.Target, error) {
-	t := replicate.Target{Dir: *f.dir}
+	t := replicate.Target{Dir: *f.dir, StorageTimeout: *f.timeout}
 	if *f.bucket != "" {
 		t.S3 = &replicate.S3{Endpoint: *f.endpoint, Bucket: *f.bucket, Path: *f.path, Region: *f.region, ForcePathStyle: *f.pathStyle}
 	}
+	if *f.timeout <= 0 {
+		return t, errors.New("--s3-timeout: want a positive duration")
+	}
 	return t, t.Valid()
 }
+
 
 // dataFiles returns the names of the files of a data folder: the platform's, and each directory's.
 func dataFiles(ctx context.Context, data string) ([]string, error) {
@@ -97,6 +104,7 @@ func (m *Main) backup(ctx context.Context, args []string) error {
 	}
 	syncErr := r.Sync(ctx)
 	pos := r.Positions()
+	// Close copies to the bucket what it lacks, and says if it could not.
 	if err := errors.Join(syncErr, r.Close(ctx)); err != nil {
 		return err
 	}
@@ -108,12 +116,14 @@ func (m *Main) backup(ctx context.Context, args []string) error {
 
 // restore writes files back from the replica target into a data folder that does not hold them:
 // every file (the platform's first, then each directory it names), or one directory's, latest or as
-// they were at a time; --file NAME --txid N restores one file at a position.
+// they were at a time; --file NAME --txid N restores one file at a position. It prints the point
+// each file was restored to.
 func (m *Main) restore(ctx context.Context, args []string) error {
 	fs := m.flags("restore")
 	tf := addTargetFlags(fs)
 	slug := fs.String("directory", "", "restore only this directory")
 	at := fs.String("time", "", "restore as the files were at this time (RFC 3339)")
+	tolerance := fs.Duration("tolerance", replicate.DefaultTolerance, "with --time: refuse when the target can only restore a point earlier than asked by more than this, with changes in between it cannot place (compacted); -1s accepts any")
 	file := fs.String("file", "", "restore only this file (platform, dirs/SLUG/directory, dirs/SLUG/ops)")
 	txid := fs.String("txid", "", "with --file: the position to restore at")
 	if err := fs.Parse(args); err != nil {
@@ -123,7 +133,7 @@ func (m *Main) restore(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var point replicate.At
+	point := replicate.At{Tolerance: *tolerance}
 	if *at != "" {
 		if point.Time, err = time.Parse(time.RFC3339Nano, *at); err != nil {
 			return fmt.Errorf("--time: want a date-time such as 2026-11-22T08:00:00Z")
@@ -138,81 +148,151 @@ func (m *Main) restore(ctx context.Context, args []string) error {
 		}
 	}
 	start := time.Now()
-	restored := 0
-	one := func(name string, optional bool) error {
-		err := replicate.Restore(ctx, m.Data, target, name, point)
-		if optional && errors.Is(err, replicate.ErrNotReplicated) {
-			return nil
-		}
+	var points []replicate.Restored
+	one := func(name string) error {
+		p, err := replicate.Restore(ctx, m.Data, target, name, point)
 		if err == nil {
-			restored++
-			m.Log.Info("restored", "file", name)
+			points = append(points, p)
 		}
 		return err
 	}
 	switch {
 	case *file != "":
-		if err := one(*file, false); err != nil {
-			return err
-		}
+		err = one(*file)
 	case *slug != "":
-		if err := one("dirs/"+*slug+"/directory", false); err != nil {
-			return err
+		if err = one("dirs/" + *slug + "/directory"); err == nil {
+			err = one("dirs/" + *slug + "/ops")
 		}
-		if err := one("dirs/"+*slug+"/ops", true); err != nil {
-			return err
-		}
-		store, err := dirdb.Open(ctx, m.Data)
-		if err != nil {
-			return err
-		}
-		defer store.Close()
-		if err := store.RegisterDirectory(ctx, *slug); err != nil {
-			return err
+		if err == nil {
+			err = registerDirectory(ctx, m.Data, *slug)
 		}
 	default:
-		n, err := restoreFolder(ctx, m.Data, target, point)
-		if err != nil {
-			return err
-		}
-		restored += n
+		points, err = restoreFolder(ctx, m.Data, target, point)
+	}
+	m.printPoints(points, point)
+	if err != nil {
+		return err
 	}
 	// The restored files start a new history: edges of this folder's primary bootstrap afresh.
 	if _, err := replicate.NewLineage(m.Data); err != nil {
 		return err
 	}
-	m.Log.Info("restore done", "files", restored, "duration", time.Since(start))
+	m.Log.Info("restore done", "files", len(points), "duration", time.Since(start))
 	return nil
 }
 
-// restoreFolder restores every file the target holds into the data folder: the platform's first,
-// then each directory it names (a directory's ops file only when there is one). It returns how many
-// files it restored; ErrNotReplicated when the target holds no platform file.
-func restoreFolder(ctx context.Context, data string, target replicate.Target, at replicate.At) (int, error) {
-	if err := replicate.Restore(ctx, data, target, "platform", at); err != nil {
-		return 0, err
+// printPoints prints the point each file was restored to: its position and the time of its last
+// change, and whether changes after it may have happened before the time asked for.
+func (m *Main) printPoints(points []replicate.Restored, at replicate.At) {
+	for _, p := range points {
+		line := fmt.Sprintf("%s\tposition %d\tas of %s", p.Name, p.TXID, p.Time.UTC().Format(time.RFC3339Nano))
+		if !at.Time.IsZero() && !p.Exact {
+			line += fmt.Sprintf("\t%s before the time asked; later changes were compacted into a file written %s",
+				at.Time.Sub(p.Time).Round(time.Millisecond), p.Next.UTC().Format(time.RFC3339))
+			m.Log.Warn("restored an earlier point than asked", "file", p.Name, "position", p.TXID, "at", p.Time, "asked", at.Time)
+		}
+		fmt.Fprintln(m.Stdout, line)
 	}
+}
+
+func registerDirectory(ctx context.Context, data, slug string) error {
 	store, err := dirdb.Open(ctx, data)
 	if err != nil {
-		return 1, err
+		return err
+	}
+	defer store.Close()
+	return store.RegisterDirectory(ctx, slug)
+}
+
+// A whole data folder is restored all or nothing: into a staging folder inside it, then moved into
+// place, the platform file last. A data folder with a platform file is restored; one without holds
+// nothing of a restore but, while restoreMarker exists, the directory files of one that was cut off
+// while moving into place.
+const (
+	restoreStage  = ".restoring"
+	restoreMarker = "restore-incomplete"
+)
+
+// restoreFolder restores every file the target holds into the data folder (the platform's first,
+// then each directory it names, its directory and ops files) and returns the points restored;
+// ErrNotReplicated when the target holds no platform file. Any failure leaves the data folder as it
+// was.
+func restoreFolder(ctx context.Context, data string, target replicate.Target, at replicate.At) ([]replicate.Restored, error) {
+	if _, err := os.Stat(replicate.FilePath(data, "platform")); err == nil {
+		return nil, fmt.Errorf("%s holds a platform file: restore into a data folder that does not", data)
+	}
+	if err := clearInterruptedRestore(data); err != nil {
+		return nil, err
+	}
+	stage := filepath.Join(data, restoreStage)
+	if err := os.RemoveAll(stage); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stage)
+	points, slugs, err := restoreInto(ctx, stage, target, at)
+	if err != nil {
+		return points, err
+	}
+	if err := os.WriteFile(filepath.Join(data, restoreMarker), nil, 0o644); err != nil {
+		return points, err
+	}
+	if err := os.MkdirAll(filepath.Join(data, "dirs"), 0o755); err != nil {
+		return points, err
+	}
+	for _, slug := range slugs {
+		if err := os.Rename(filepath.Join(stage, "dirs", slug), filepath.Join(data, "dirs", slug)); err != nil {
+			return points, fmt.Errorf("move a restored directory into place: %w", err)
+		}
+	}
+	if err := os.Rename(replicate.FilePath(stage, "platform"), replicate.FilePath(data, "platform")); err != nil {
+		return points, fmt.Errorf("move the restored platform file into place: %w", err)
+	}
+	return points, os.Remove(filepath.Join(data, restoreMarker))
+}
+
+// clearInterruptedRestore removes what a restore cut off while moving into place left (directory
+// files without the platform file that lists them). Directory files without a platform file and
+// without the marker are not a restore's: they are refused, never restored over.
+func clearInterruptedRestore(data string) error {
+	dirs := filepath.Join(data, "dirs")
+	if _, err := os.Stat(filepath.Join(data, restoreMarker)); err == nil {
+		if err := os.RemoveAll(dirs); err != nil {
+			return fmt.Errorf("clear an interrupted restore: %w", err)
+		}
+		return os.Remove(filepath.Join(data, restoreMarker))
+	}
+	if ents, err := os.ReadDir(dirs); err == nil && len(ents) > 0 {
+		return fmt.Errorf("%s holds directory files but no platform file listing them: move them away before restoring", dirs)
+	}
+	return nil
+}
+
+// restoreInto restores the platform file and every directory it names into a new folder.
+func restoreInto(ctx context.Context, dir string, target replicate.Target, at replicate.At) ([]replicate.Restored, []string, error) {
+	p, err := replicate.Restore(ctx, dir, target, "platform", at)
+	if err != nil {
+		return nil, nil, err
+	}
+	points := []replicate.Restored{p}
+	store, err := dirdb.Open(ctx, dir)
+	if err != nil {
+		return points, nil, err
 	}
 	slugs, err := store.Slugs(ctx)
 	store.Close()
 	if err != nil {
-		return 1, err
+		return points, nil, err
 	}
-	n := 1
 	for _, slug := range slugs {
 		for _, f := range []string{"directory", "ops"} {
-			err := replicate.Restore(ctx, data, target, "dirs/"+slug+"/"+f, at)
-			switch {
-			case err == nil:
-				n++
-			case f == "ops" && errors.Is(err, replicate.ErrNotReplicated):
-			default:
-				return n, err
+			p, err := replicate.Restore(ctx, dir, target, "dirs/"+slug+"/"+f, at)
+			if err != nil {
+				// Every directory listed is restored whole: its published file and its canonical
+				// records (without them, the next write would revert what was published).
+				return points, slugs, fmt.Errorf("directory %s: %w", slug, err)
 			}
+			points = append(points, p)
 		}
 	}
-	return n, nil
+	return points, slugs, nil
 }

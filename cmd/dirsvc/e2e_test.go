@@ -302,7 +302,7 @@ func TestPrimaryReplicatesAndRestores(t *testing.T) {
 	// An edge can take the directory from the primary's replication stream.
 	edgeData := t.TempDir()
 	stream := replicate.NewStreamClient("http://"+addr, token, "dirs/small/directory", nil)
-	if err := replicate.RestoreFrom(context.Background(), edgeData, stream, "dirs/small/directory", replicate.At{}); err != nil {
+	if _, err := replicate.RestoreFrom(context.Background(), edgeData, stream, "dirs/small/directory", replicate.At{}); err != nil {
 		t.Fatalf("restore from the primary's stream: %v\n%s", err, log)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

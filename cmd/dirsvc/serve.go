@@ -37,14 +37,18 @@ func (m *Main) primaryMode(ctx context.Context, args []string) error {
 func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	fs := m.flags(mode)
 	var (
-		tf       *targetFlags
-		repToken *string
-		interval *time.Duration
+		tf            *targetFlags
+		repToken      *string
+		interval      *time.Duration
+		replicaWait   *time.Duration
+		maxStorageLag *time.Duration
 	)
 	if mode == "primary" {
 		tf = addTargetFlags(fs)
 		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream and to forward requests, at least 16 characters ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
 		interval = fs.Duration("sync-interval", envDuration("DIRSVC_SYNC_INTERVAL", replicate.DefaultInterval), "how often each file is looked at for new commits to copy to the replica target; a file unchanged for 30 s is looked at every second ($DIRSVC_SYNC_INTERVAL)")
+		replicaWait = fs.Duration("replica-wait", envDuration("DIRSVC_REPLICA_WAIT", 5*time.Second), "how long a write through the admin API waits for object storage to hold it; it answers 202 with Replication-Pending when the bucket does not confirm in time ($DIRSVC_REPLICA_WAIT)")
+		maxStorageLag = fs.Duration("max-storage-lag", envDuration("DIRSVC_MAX_STORAGE_LAG", time.Minute), "replication is reported unhealthy on /healthz and in metrics once a replica has lacked a committed change for longer ($DIRSVC_MAX_STORAGE_LAG)")
 	}
 	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", at least 16 characters ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
 	hf := addHTTPFlags(fs)
@@ -96,12 +100,15 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		if err != nil {
 			return err
 		}
-		// The service's connections close before Litestream's (see replicate.Replicator).
+		// The service's connections close before Litestream's (see replicate.Replicator). Object
+		// storage gets shutdownStorageGrace to take what it lacks.
 		defer func() {
 			stopJoining()
 			closeStore()
-			if err := rep.Close(context.Background()); err != nil {
-				m.Log.Error("stop replication", "err", err)
+			cctx, cancel := context.WithTimeout(context.Background(), shutdownStorageGrace)
+			defer cancel()
+			if err := rep.Close(cctx); err != nil {
+				m.Log.Error("stop replication: a replica lacks changes (the next start copies them)", "err", err)
 			}
 		}()
 	}
@@ -116,7 +123,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	access.Issuer = cfg.BaseURL
 	cfg.Catalog, cfg.Keys = store, store
 	if rep != nil {
-		cfg.Status = func(context.Context) dirsvc.NodeStatus { return primaryStatus(rep) }
+		cfg.Status = func(context.Context) dirsvc.NodeStatus { return primaryStatus(rep, *maxStorageLag) }
 		cfg.EdgeToken = *repToken
 	}
 	handler := edge.New(cfg)
@@ -124,12 +131,8 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if *adminToken != "" {
 		admin := &primary.AdminAPI{Store: store, Token: *adminToken, Log: m.Log}
 		if rep != nil {
-			admin.Position = func(ctx context.Context, dir string) (uint64, error) {
-				name := "dirs/" + dir + "/directory"
-				if _, err := rep.Add(ctx, name); err != nil { // a directory created since the last look
-					return 0, err
-				}
-				return rep.SyncFile(ctx, name)
+			admin.Replicate = func(ctx context.Context, dir string) (primary.Replication, error) {
+				return replicateWrite(ctx, rep, m.Data, dir, *replicaWait)
 			}
 		}
 		if err := admin.Mount(handler); err != nil {
@@ -142,6 +145,13 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			return err
 		}
 		handler.Handle(replicate.StreamPrefix, stream)
+	}
+	if rep != nil && *hf.metricsAddr != "" {
+		unregister, err := registerReplicationMetrics(rep, *maxStorageLag)
+		if err != nil {
+			return err
+		}
+		defer unregister()
 	}
 	stopMetrics, err := m.startMetrics(*hf.metricsAddr)
 	if err != nil {
@@ -251,26 +261,28 @@ func (m *Main) loadDemoIfEmpty(ctx context.Context, store *dirdb.Store) error {
 }
 
 // restoreIfEmpty restores every file the target holds into a data folder that holds no platform
-// file yet; a target that holds nothing leaves the folder empty. Object storage, when configured, is
-// the copy restored from: the replica folder usually sits on the lost volume.
+// file yet, all or nothing (see restoreFolder); a target that holds nothing leaves the folder empty.
+// A restore that fails stops the start: serving a folder without its directories would replicate
+// them as empty. Object storage, when configured, is the copy restored from unless the folder holds
+// a later position (the replica folder usually sits on the lost volume).
 func (m *Main) restoreIfEmpty(ctx context.Context, target replicate.Target) error {
 	if _, err := os.Stat(replicate.FilePath(m.Data, "platform")); err == nil {
 		return nil
 	}
-	if target.S3 != nil {
-		target = replicate.Target{S3: target.S3}
-	}
-	n, err := restoreFolder(ctx, m.Data, target, replicate.At{})
-	if errors.Is(err, replicate.ErrNotReplicated) && n == 0 {
+	points, err := restoreFolder(ctx, m.Data, target, replicate.At{})
+	if errors.Is(err, replicate.ErrNotReplicated) && len(points) == 0 {
 		m.Log.Info("the replica target holds nothing yet: starting empty")
 		return nil
 	} else if err != nil {
-		return err
+		return fmt.Errorf("restore the empty data folder from the replica target (nothing was served; fix the target and start again): %w", err)
 	}
 	if _, err := replicate.NewLineage(m.Data); err != nil { // edges bootstrap afresh
 		return err
 	}
-	m.Log.Info("restored the data folder from the replica target", "files", n)
+	for _, p := range points {
+		m.Log.Info("restored", "file", p.Name, "position", p.TXID, "as_of", p.Time)
+	}
+	m.Log.Info("restored the data folder from the replica target", "files", len(points))
 	return nil
 }
 
@@ -331,13 +343,62 @@ func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target r
 	return rep, func() { cancel(); <-done }, nil
 }
 
-// primaryStatus reports a primary's files and their positions. A primary is healthy while it
-// serves: it is the only writer, and a replication error (logged) is no reason to stop its reads.
-func primaryStatus(rep *replicate.Replicator) dirsvc.NodeStatus {
-	st := dirsvc.NodeStatus{Role: dirsvc.RolePrimary, Healthy: true}
-	pos := rep.Positions()
-	for _, name := range rep.Names() {
-		st.Files = append(st.Files, dirsvc.FileStatus{Name: name, Position: pos[name]})
+// shutdownStorageGrace is how long a stopping primary lets object storage take what it lacks,
+// after the HTTP server has drained (up to 10 s): a primary stops within 20 s of SIGTERM.
+const shutdownStorageGrace = 5 * time.Second
+
+// replicateWrite replicates a directory's latest write through the admin API: both of its files
+// (the published directory file and the canonical records in ops) are synced to the replica folder
+// at once, and object storage is given up to wait to hold them. It returns the directory's
+// position, and "object-storage" as pending when the bucket did not confirm in time.
+func replicateWrite(ctx context.Context, rep *replicate.Replicator, data, dir string, wait time.Duration) (primary.Replication, error) {
+	var out primary.Replication
+	positions := map[string]uint64{}
+	for _, f := range []string{"directory", "ops"} {
+		name := "dirs/" + dir + "/" + f
+		if _, err := os.Stat(replicate.FilePath(data, name)); err != nil {
+			continue // a directory's ops file appears with its first write
+		}
+		if _, err := rep.Add(ctx, name); err != nil { // created since the last look
+			return out, err
+		}
+		pos, err := rep.SyncFile(ctx, name)
+		if err != nil {
+			return out, err
+		}
+		positions[name] = pos
 	}
+	out.Position = positions["dirs/"+dir+"/directory"]
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for name, pos := range positions {
+		if !rep.Stored(wctx, name, pos) {
+			out.Pending = []string{"object-storage"}
+			break
+		}
+	}
+	return out, nil
+}
+
+// primaryStatus reports a primary's files and their positions, and whether its replicas hold every
+// committed change. A primary is healthy while it serves: it is the only writer, and a replica
+// that is behind (said under replication) is no reason to stop its reads.
+func primaryStatus(rep *replicate.Replicator, maxLag time.Duration) dirsvc.NodeStatus {
+	st := dirsvc.NodeStatus{Role: dirsvc.RolePrimary, Healthy: true,
+		Replication: &dirsvc.ReplicationStatus{Healthy: true, ObjectStorage: rep.HasBucket(), MaxLagSeconds: maxLag.Seconds()}}
+	rs := st.Replication
+	for _, f := range rep.Status() {
+		fs := dirsvc.FileStatus{Name: f.Name, Position: f.Position, LagSeconds: f.FolderLag.Seconds()}
+		rs.FolderLagSeconds = max(rs.FolderLagSeconds, f.FolderLag.Seconds())
+		rs.FolderFailing = rs.FolderFailing || f.FolderErr != nil
+		if b := f.Bucket; b != nil {
+			pos := b.Position
+			fs.StoredPosition, fs.StorageLagSeconds = &pos, b.Lag.Seconds()
+			rs.StorageLagSeconds = max(rs.StorageLagSeconds, b.Lag.Seconds())
+			rs.StorageFailing = rs.StorageFailing || b.Err != nil
+		}
+		st.Files = append(st.Files, fs)
+	}
+	rs.Healthy = rs.FolderLagSeconds <= maxLag.Seconds() && rs.StorageLagSeconds <= maxLag.Seconds()
 	return st
 }
