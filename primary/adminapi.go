@@ -33,7 +33,7 @@ type AdminAPI struct {
 	// Replicate replicates a directory's latest write (every file it touched) and says where it is;
 	// nil: writes answer without a position.
 	Replicate func(ctx context.Context, dir string) (Replication, error)
-	Log      *slog.Logger
+	Log       *slog.Logger
 }
 
 // Replication is where a write is once replicated: the directory's position after it, and the

@@ -53,7 +53,6 @@ func (f *targetFlags) target() (replicate.Target, error) {
 	return t, t.Valid()
 }
 
-
 // dataFiles returns the names of the files of a data folder: the platform's, and each directory's.
 func dataFiles(ctx context.Context, data string) ([]string, error) {
 	store, err := dirdb.Open(ctx, data)
