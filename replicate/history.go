@@ -40,13 +40,16 @@ func (r *Replicator) seed(ctx context.Context, name string) (bucket map[fileKey]
 	if err != nil {
 		return nil, false, err
 	}
-	bucket, err = listLevels(ctx, bc)
-	if err != nil {
-		return nil, false, fmt.Errorf("list the bucket: %w", err)
-	}
 	folder, err := listLevels(ctx, fc)
 	if err != nil {
 		return nil, false, fmt.Errorf("list the replica folder: %w", err)
+	}
+	bucket, err = listLevels(ctx, bc)
+	if err != nil {
+		// The folder and edges go on without the bucket; the mirror lists it again, and never
+		// writes into a bucket that holds a later position than the folder (see mirror.sync).
+		r.log.Warn("object storage is unreachable: replicating to the folder, and to the bucket once it answers", "file", name, "err", err)
+		return nil, false, nil
 	}
 	if maxTXID(bucket) <= maxTXID(folder) {
 		return bucket, false, nil

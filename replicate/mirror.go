@@ -239,6 +239,11 @@ func (m *mirror) sync(ctx context.Context, name string, f *mirrored) (ltx.TXID, 
 	if err != nil {
 		return 0, fmt.Errorf("list the folder: %w", err)
 	}
+	if b, f := maxTXID(f.bucket), maxTXID(infos); b > f {
+		// Another history (the folder was replaced while the bucket was away): copying would put
+		// two changes under one position. A restart takes the bucket's history (see seed).
+		return f, fmt.Errorf("the bucket holds position %d, past the replica folder's %d: restart the primary to continue from the bucket's history", b, f)
+	}
 	seen := f.seen
 	f.seen = make(map[fileKey]bool, len(infos))
 	var folderPos ltx.TXID
