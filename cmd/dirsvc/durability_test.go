@@ -1,0 +1,316 @@
+package main_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// bucketServer is an S3 bucket in the test process that a test can hang: every request then waits
+// until it is released (or the client gives up), as a store that stopped answering does.
+type bucketServer struct {
+	url  string
+	hung atomic.Bool
+	mu   sync.Mutex
+	free chan struct{}
+}
+
+func newBucketServer(t testing.TB) *bucketServer {
+	t.Helper()
+	backend := s3mem.New()
+	if err := backend.CreateBucket("backups"); err != nil {
+		t.Fatal(err)
+	}
+	s3 := gofakes3.New(backend).Server()
+	b := &bucketServer{free: make(chan struct{})}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b.hung.Load() {
+			b.mu.Lock()
+			free := b.free
+			b.mu.Unlock()
+			select {
+			case <-free:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		s3.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { b.hang(false); srv.Close() })
+	// The processes of the binary inherit these.
+	t.Setenv("AWS_CA_BUNDLE", "")
+	t.Setenv("AWS_ACCESS_KEY_ID", "test")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+	b.url = srv.URL
+	return b
+}
+
+func (b *bucketServer) hang(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.hung.Swap(on) && !on {
+		close(b.free)
+		b.free = make(chan struct{})
+	}
+}
+
+// flags are the bucket's flags of the binary.
+func (b *bucketServer) flags() []string {
+	return []string{"--s3-bucket", "backups", "--s3-endpoint", b.url, "--s3-path-style", "--s3-path", "durability", "--s3-timeout", "1s"}
+}
+
+// health reads a node's health route.
+func health(t testing.TB, addr string) dirsvc.NodeStatus {
+	t.Helper()
+	var st dirsvc.NodeStatus
+	a := get(t, addr, "/healthz", nil)
+	if err := json.Unmarshal(a.body, &st); err != nil {
+		t.Fatalf("healthz %d %s: %v", a.status, a.body, err)
+	}
+	return st
+}
+
+// TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown runs a primary replicating to a folder and a
+// bucket, with an edge following it, and hangs the bucket: an admin write answers within the
+// replica wait, 202 with Replication-Pending, the edge serves it by its position, the primary's
+// health says the bucket is behind, and SIGTERM ends the primary within its grace period. Started
+// again with the bucket back, the primary brings the bucket up to date with no further write.
+func TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bucket := newBucketServer(t)
+	c := &cluster{bin: buildBinary(t), primaryData: t.TempDir(), replica: t.TempDir()}
+	if out, err := exec.Command(c.bin, "import", "--data", c.primaryData, smallFixture).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	c.primaryArgs = append([]string{"primary", "--data", c.primaryData, "--replica-dir", c.replica,
+		"--replication-token", testReplicationToken, "--admin-token", testAdminToken,
+		"--replica-wait", "1s", "--max-storage-lag", "1s"}, bucket.flags()...)
+	c.primary, c.primaryCmd, c.primaryLog = startMode(t, c.bin, c.primaryArgs...)
+	c.edge, _, c.edgeLog = startMode(t, c.bin, "edge", "--data", t.TempDir(), "--primary", "http://"+c.primary,
+		"--replication-token", testReplicationToken)
+	c.waitFor(t, "the bucket holds the directory", func() bool {
+		r := health(t, c.primary).Replication
+		return r != nil && r.ObjectStorage && r.Healthy && r.StorageLagSeconds == 0
+	})
+	if a := putRecord(t, c.primary, "svc_gp", fixtureRecord(t, "svc_gp", "Before The Hang")); a.status != 200 {
+		t.Fatalf("a write with the bucket answering: %d %s", a.status, a.body)
+	}
+
+	bucket.hang(true)
+	start := time.Now()
+	a := putRecord(t, c.primary, "svc_gp", fixtureRecord(t, "svc_gp", "Written While Hung"))
+	if took := time.Since(start); a.status != 202 || took > 5*time.Second {
+		t.Fatalf("a write with the bucket hung: %d after %s %s", a.status, took, a.body)
+	}
+	if got := a.header.Get("Replication-Pending"); got != "object-storage" {
+		t.Errorf("Replication-Pending: %q", got)
+	}
+	pos := a.header.Get("Directory-Position")
+	if pos == "" {
+		t.Fatal("no Directory-Position on a write committed to the folder")
+	}
+	// The edge follows the folder, not the bucket: it serves the write by its position.
+	at := get(t, c.edge, "/v1/d/small/services/svc_gp", http.Header{"Directory-Position": {pos}})
+	if at.status != 200 || name(t, at) != "Written While Hung" {
+		t.Errorf("the edge, asked for position %s: %d %s", pos, at.status, at.body)
+	}
+	c.waitFor(t, "the primary's health to say the bucket is behind", func() bool {
+		st := health(t, c.primary)
+		return st.Healthy && st.Replication != nil && !st.Replication.Healthy && st.Replication.StorageLagSeconds > 1
+	})
+
+	start = time.Now()
+	if err := c.primaryCmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	c.primaryCmd.Wait()
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the primary took %s to stop with the bucket hung (grace 20 s)\n%s", took, c.primaryLog)
+	}
+	if !strings.Contains(c.primaryLog.String(), "a replica lacks changes") {
+		t.Errorf("the primary stopped without saying the bucket lacks changes:\n%s", c.primaryLog)
+	}
+
+	bucket.hang(false)
+	addr, _, log := restartAt(t, c.bin, c.primary, c.primaryArgs...)
+	c.primaryLog = log
+	c.waitFor(t, "the bucket catches up after the restart", func() bool {
+		r := health(t, addr).Replication
+		return r != nil && r.Healthy && r.StorageLagSeconds == 0 && !r.StorageFailing
+	})
+	restored := filepath.Join(t.TempDir(), "restored")
+	out, err := exec.Command(c.bin, append([]string{"restore", "--data", restored}, bucket.flags()...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("restore from the bucket: %v\n%s", err, out)
+	}
+	if show := recordShow(t, c.bin, restored, "svc_gp"); !strings.Contains(show, "Written While Hung") {
+		t.Errorf("the bucket lacks the write made while it hung:\n%s", show)
+	}
+}
+
+// recordShow prints a record of the small directory as the data folder's canonical records hold it.
+func recordShow(t testing.TB, bin, data, id string) string {
+	t.Helper()
+	out, err := exec.Command(bin, "record", "--data", data, "--dir", "small", "show", id).CombinedOutput()
+	if err != nil {
+		t.Fatalf("record show %s: %v\n%s", id, err, out)
+	}
+	return string(out)
+}
+
+// TestAnAcknowledgedWriteIsInEveryFileItTouched kills the primary right after an admin write is
+// answered, with the watcher set to look only once an hour: the replica holds the write in the
+// directory's published file and in its canonical records alike, so the restored primary's next
+// write on the record does not revert it.
+func TestAnAcknowledgedWriteIsInEveryFileItTouched(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data, replica := t.TempDir(), t.TempDir()
+	if out, err := exec.Command(bin, "import", "--data", data, smallFixture).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	args := []string{"primary", "--data", data, "--replica-dir", replica, "--admin-token", testAdminToken, "--sync-interval", "1h"}
+	addr, cmd, log := startMode(t, bin, args...)
+	if a := putRecord(t, addr, "svc_gp", fixtureRecord(t, "svc_gp", "Acknowledged")); a.status != 200 {
+		t.Fatalf("write: %d %s\n%s", a.status, a.body, log)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	restored := filepath.Join(t.TempDir(), "restored")
+	if out, err := exec.Command(bin, "restore", "--data", restored, "--replica-dir", replica).CombinedOutput(); err != nil {
+		t.Fatalf("restore: %v\n%s", err, out)
+	}
+	if show := recordShow(t, bin, restored, "svc_gp"); !strings.Contains(show, `"Acknowledged"`) {
+		t.Errorf("the restored canonical record lacks the acknowledged write:\n%s", show)
+	}
+	addr, _, _ = startMode(t, bin, "serve", "--data", restored)
+	if got := name(t, get(t, addr, "/v1/d/small/services/svc_gp", nil)); got != "Acknowledged" {
+		t.Errorf("the restored published record: %q", got)
+	}
+}
+
+// TestAFailedRestoreStopsTheStart starts a primary on an empty data folder from a target that
+// cannot restore a directory (its folder missing, or its files cut short): the start fails loudly
+// and leaves nothing behind, so the next start restores again rather than serving, and replicating,
+// an empty directory. A restore cut off while moving into place is cleared and done again, and a
+// directory whose file is missing is never created empty.
+func TestAFailedRestoreStopsTheStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data, replica := t.TempDir(), t.TempDir()
+	if out, err := exec.Command(bin, "import", "--data", data, smallFixture).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bin, "backup", "--data", data, "--replica-dir", replica).CombinedOutput(); err != nil {
+		t.Fatalf("backup: %v\n%s", err, out)
+	}
+	dirFiles := filepath.Join(replica, "dirs", "small", "directory")
+	saved := filepath.Join(t.TempDir(), "saved")
+	if err := os.Rename(dirFiles, saved); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(t.TempDir(), "data")
+	for name, spoil := range map[string]func(){
+		"a directory's files missing": func() {},
+		"a directory's files cut short": func() {
+			copyTree(t, saved, dirFiles)
+			ltxs, _ := filepath.Glob(filepath.Join(dirFiles, "ltx", "*", "*.ltx"))
+			for _, f := range ltxs {
+				st, _ := os.Stat(f)
+				os.Truncate(f, st.Size()/2)
+			}
+		},
+	} {
+		os.RemoveAll(dirFiles)
+		spoil()
+		_, _, log, err := tryStart(t, bin, "primary", "--data", empty, "--replica-dir", replica)
+		if err == nil {
+			t.Fatalf("%s: the primary started:\n%s", name, log)
+		}
+		if !strings.Contains(err.Error(), "restore the empty data folder") {
+			t.Errorf("%s: the start did not say why it failed:\n%v", name, err)
+		}
+		if ents, _ := os.ReadDir(empty); len(ents) > 0 {
+			t.Errorf("%s: a failed restore left %v in the data folder", name, ents)
+		}
+	}
+
+	// A restore cut off while moving into place: directory files and the marker, no platform file.
+	os.RemoveAll(dirFiles)
+	copyTree(t, saved, dirFiles)
+	if err := os.MkdirAll(filepath.Join(empty, "dirs", "small"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(empty, "dirs", "small", "directory.db"), []byte("half a file"), 0o644)
+	os.WriteFile(filepath.Join(empty, "restore-incomplete"), nil, 0o644)
+	addr, cmd, log := startMode(t, bin, "primary", "--data", empty, "--replica-dir", replica)
+	if a := get(t, addr, "/v1/d/small/services/svc_gp", nil); a.status != 200 {
+		t.Fatalf("after an interrupted restore: %d %s\n%s", a.status, a.body, log)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
+
+	// Directory files without a platform file, and no marker: not a restore's; refused.
+	stray := filepath.Join(t.TempDir(), "data")
+	os.MkdirAll(filepath.Join(stray, "dirs", "small"), 0o755)
+	os.WriteFile(filepath.Join(stray, "dirs", "small", "directory.db"), []byte("someone's file"), 0o644)
+	if _, _, log, err := tryStart(t, bin, "primary", "--data", stray, "--replica-dir", replica); err == nil {
+		t.Fatalf("a primary restored over stray directory files:\n%s", log)
+	}
+	if b, _ := os.ReadFile(filepath.Join(stray, "dirs", "small", "directory.db")); string(b) != "someone's file" {
+		t.Error("stray directory files were changed")
+	}
+
+	// A directory listed by the platform whose file is gone: an error, never an empty directory.
+	os.Remove(filepath.Join(data, "dirs", "small", "directory.db"))
+	addr, _, log = startMode(t, bin, "serve", "--data", data)
+	if a := get(t, addr, "/v1/d/small/services/svc_gp", nil); a.status != 500 {
+		t.Errorf("a read of a directory whose file is missing: %d %s", a.status, a.body)
+	}
+	if _, err := os.Stat(filepath.Join(data, "dirs", "small", "directory.db")); err == nil {
+		t.Errorf("a read created the missing directory file:\n%s", log)
+	}
+}
+
+// copyTree copies a folder of files.
+func copyTree(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.Walk(from, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
