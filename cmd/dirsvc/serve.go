@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -46,6 +45,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream and to forward requests, at least 16 characters ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
 		interval = fs.Duration("sync-interval", envDuration("DIRSVC_SYNC_INTERVAL", replicate.DefaultInterval), "how often each file is looked at for new commits to copy to the replica target; a file unchanged for 30 s is looked at every second ($DIRSVC_SYNC_INTERVAL)")
 	}
+	acceptNewKey := fs.Bool("accept-new-server-key", envBool("DIRSVC_ACCEPT_NEW_SERVER_KEY"), acceptNewKeyUsage)
 	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", at least 16 characters ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
 	hf := addHTTPFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -105,7 +105,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			}
 		}()
 	}
-	key, err := primary.LoadServerKey(filepath.Join(m.Data, "server.key"), envOr("DIRSVC_SERVER_KEY", ""))
+	key, err := m.serverKey(ctx, store, *acceptNewKey)
 	if err != nil {
 		return err
 	}
