@@ -109,15 +109,7 @@ func LoadServerKey(ctx context.Context, store dirsvc.ClientStore, cfg ServerKeyC
 		return nil, err
 	}
 	if len(lost) > 0 {
-		attrs := []any{"clients", len(lost), "ids", idList(lost), "key", source,
-			"fix", "give the server key this data folder was used with, from where it was stored (README: Disaster recovery); " +
-				"if it is lost for good, accept a new one and give each of these clients a new secret (dirsvc clients rotate) or revoke it"}
-		if env != nil && file != nil && !hmac.Equal(env, file) {
-			if l, _, err := unverifiedClients(ctx, store, file, legacyID); err == nil && len(l) == 0 {
-				attrs = append(attrs, "hint", "the key file "+cfg.Path+" holds the key they were made under: give that one in the environment, or none")
-			}
-		}
-		cfg.Log.Error("partner clients cannot authenticate with this server key: their secrets were made under another one", attrs...)
+		cfg.reportLost(ctx, store, lost, source, env, file, legacyID)
 		if !cfg.AcceptNew {
 			return nil, fmt.Errorf("%w: %d active partner clients cannot authenticate with it", ErrServerKeyMismatch, len(lost))
 		}
@@ -142,6 +134,20 @@ func LoadServerKey(ctx context.Context, store dirsvc.ClientStore, cfg ServerKeyC
 		return nil, err
 	}
 	return key, nil
+}
+
+// reportLost logs the clients that cannot authenticate with the key from source, and what to do. When
+// the environment's key won over a key file that the clients were made under, it says so.
+func (cfg *ServerKeyConfig) reportLost(ctx context.Context, store dirsvc.ClientStore, lost []string, source string, env, file []byte, legacyID string) {
+	attrs := []any{"clients", len(lost), "ids", idList(lost), "key", source,
+		"fix", "give the server key this data folder was used with, from where it was stored (README: Disaster recovery); " +
+			"if it is lost for good, accept a new one and give each of these clients a new secret (dirsvc clients rotate) or revoke it"}
+	if env != nil && file != nil && !hmac.Equal(env, file) {
+		if l, _, err := unverifiedClients(ctx, store, file, legacyID); err == nil && len(l) == 0 {
+			attrs = append(attrs, "hint", "the key file "+cfg.Path+" holds the key they were made under: give that one in the environment, or none")
+		}
+	}
+	cfg.Log.Error("partner clients cannot authenticate with this server key: their secrets were made under another one", attrs...)
 }
 
 // read returns the keys the environment and the key file give (nil for none), and says so when they

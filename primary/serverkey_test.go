@@ -310,3 +310,24 @@ UPDATE server_key SET check_value = NULL, legacy_kid = (SELECT kid FROM signing_
 		t.Fatal("the earlier client does not authenticate after the upgrade")
 	}
 }
+
+// TestAnotherKeyInTheEnvironmentIsRefused: a key set in the environment that is not the file's, on a
+// folder whose clients were made under the file's, is refused, and the error says the file holds
+// theirs.
+func TestAnotherKeyInTheEnvironmentIsRefused(t *testing.T) {
+	f := newKeyFolder(t, t.TempDir())
+	key, err := f.load("", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, _ := f.client(t, key)
+	other := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, primary.ServerKeySize))
+	if _, err := f.load(other, false); !errors.Is(err, primary.ErrServerKeyMismatch) {
+		t.Fatalf("load with another key in the environment: %v", err)
+	}
+	log := f.log.String()
+	if !strings.Contains(log, "different server keys") || !strings.Contains(log, "clients=1 ids="+id) ||
+		!strings.Contains(log, "holds the key they were made under") || strings.Contains(log, other) {
+		t.Fatalf("log:\n%s", log)
+	}
+}
