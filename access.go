@@ -259,4 +259,16 @@ type ClientStore interface {
 	SigningKeys(ctx context.Context) ([]SigningKey, error)
 	// AddSigningKey stores a new public token key.
 	AddSigningKey(ctx context.Context, k SigningKey) error
+	// ServerKeyCheck returns the check value of the server key recorded last (nil before the first),
+	// and the ID of the signing key whose server key made the MACs of clients stored before check
+	// values were kept ("" when there was none). A check value tells server keys apart without
+	// revealing them.
+	ServerKeyCheck(ctx context.Context) (check []byte, legacyKeyID string, err error)
+	// RecordServerKeyCheck records the check value of the server key: clients created or given a new
+	// secret from then on are marked with it, and, with adoptLegacy, so are clients stored before
+	// check values were kept.
+	RecordServerKeyCheck(ctx context.Context, check []byte, adoptLegacy bool) error
+	// ClientKeyChecks returns, for every client not revoked, the check value of the server key its
+	// secret's MAC was made under; nil for a client stored before check values were kept.
+	ClientKeyChecks(ctx context.Context) (map[string][]byte, error)
 }

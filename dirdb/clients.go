@@ -19,7 +19,8 @@ var _ dirsvc.ClientStore = (*Store)(nil)
 
 func nowText() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
-// CreateClient stores a new client and its grants in one transaction.
+// CreateClient stores a new client and its grants in one transaction, marked with the check value of
+// the server key recorded last (see RecordServerKeyCheck).
 func (s *Store) CreateClient(ctx context.Context, c *dirsvc.Client, secretMAC []byte) error {
 	tx, err := s.platform.BeginTx(ctx, nil)
 	if err != nil {
@@ -27,7 +28,8 @@ func (s *Store) CreateClient(ctx context.Context, c *dirsvc.Client, secretMAC []
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `
-INSERT INTO clients (client_id, name, sandbox, secret_mac, created_at) VALUES (?, ?, ?, ?, ?)
+INSERT INTO clients (client_id, name, sandbox, secret_mac, created_at, key_check)
+VALUES (?, ?, ?, ?, ?, (SELECT check_value FROM server_key WHERE id = 1))
 ON CONFLICT (client_id) DO NOTHING`, c.ID, c.Name, c.Sandbox, secretMAC, nowText())
 	if err != nil {
 		return fmt.Errorf("create client: %w", err)
@@ -140,10 +142,12 @@ func (s *Store) updateClient(ctx context.Context, query string, args ...any) err
 	return nil
 }
 
-// SetClientSecret replaces the MAC of a live client's secret.
+// SetClientSecret replaces the MAC of a live client's secret, marked with the check value of the
+// server key recorded last.
 func (s *Store) SetClientSecret(ctx context.Context, id string, secretMAC []byte) error {
-	return s.updateClient(ctx, "UPDATE clients SET secret_mac = ?, rotated_at = ? WHERE client_id = ? AND revoked_at IS NULL",
-		secretMAC, nowText(), id)
+	return s.updateClient(ctx, `
+UPDATE clients SET secret_mac = ?, rotated_at = ?, key_check = (SELECT check_value FROM server_key WHERE id = 1)
+WHERE client_id = ? AND revoked_at IS NULL`, secretMAC, nowText(), id)
 }
 
 // RevokeClient revokes a live client.

@@ -10,59 +10,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
-
-// ServerKeySize is the size of the server key in bytes.
-const ServerKeySize = 32
-
-// LoadServerKey returns the server key: from the environment value env (base64, at least 32 bytes)
-// when it is set, otherwise from the file path, which is created with a new random key on first use
-// (mode 0600). The key MACs client secrets and derives the token signing keys, so it must be kept as
-// safe as the data folder's backups, and apart from them where possible.
-func LoadServerKey(path, env string) ([]byte, error) {
-	if env != "" {
-		k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(env))
-		if err != nil || len(k) < ServerKeySize {
-			return nil, fmt.Errorf("server key: want base64 of at least %d bytes", ServerKeySize)
-		}
-		return k, nil
-	}
-	b, err := os.ReadFile(path)
-	if err == nil {
-		k, derr := hex.DecodeString(strings.TrimSpace(string(b)))
-		if derr != nil || len(k) < ServerKeySize {
-			return nil, fmt.Errorf("server key %s: want hex of at least %d bytes", path, ServerKeySize)
-		}
-		return k, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("read server key: %w", err)
-	}
-	k := make([]byte, ServerKeySize)
-	rand.Read(k)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("create server key: %w", err)
-	}
-	if _, err := fmt.Fprintln(f, hex.EncodeToString(k)); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("write server key: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("write server key: %w", err)
-	}
-	return k, nil
-}
 
 // TokenLifetime is how long an access token is valid. Tokens are checked without a database call,
 // so revoking a client takes effect when its last token expires: keep this short.
@@ -121,8 +74,11 @@ func derive(key []byte, purpose string) []byte {
 	return m.Sum(nil)
 }
 
-func (a *Access) signingKey(kid string) ed25519.PrivateKey {
-	return ed25519.NewKeyFromSeed(derive(a.key, "token-signing-key\x00"+kid))
+func (a *Access) signingKey(kid string) ed25519.PrivateKey { return signingKey(a.key, kid) }
+
+// signingKey returns the token signing key kid that a server key derives.
+func signingKey(serverKey []byte, kid string) ed25519.PrivateKey {
+	return ed25519.NewKeyFromSeed(derive(serverKey, "token-signing-key\x00"+kid))
 }
 
 // RotateSigningKey publishes a new signing key and signs with it from now on.

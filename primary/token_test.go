@@ -49,7 +49,7 @@ func newAuthService(tb testing.TB, now func() time.Time) *authService {
 	if _, _, err := primary.Import(ctx, store, f); err != nil {
 		tb.Fatal(err)
 	}
-	key, err := primary.LoadServerKey(filepath.Join(dir, "server.key"), "")
+	key, err := primary.LoadServerKey(ctx, store, primary.ServerKeyConfig{Path: filepath.Join(dir, "server.key")})
 	if err != nil {
 		tb.Fatal(err)
 	}

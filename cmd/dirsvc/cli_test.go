@@ -205,3 +205,62 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 		}
 	}
 }
+
+// copyPlatform copies the platform file of data into a new folder, as a restore from backups does:
+// the server key is not among the files backed up.
+func copyPlatform(t *testing.T, data string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(data, "platform.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := t.TempDir()
+	if err := os.WriteFile(filepath.Join(to, "platform.db"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
+func TestServerKeyCommand(t *testing.T) {
+	data := t.TempDir()
+	if _, log, err := runCLI(t, "import", "--data", data, filepath.Join("..", "..", "testdata", "small.ndjson")); err != nil {
+		t.Fatalf("import: %v\n%s", err, log)
+	}
+	out, _, err := runCLI(t, "clients", "--data", data, "create", "--name", "Clinic Finder", "--directory", "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := regexp.MustCompile(`dirc_[0-9a-f]+`).FindString(out)
+	key, log, err := runCLI(t, "platform", "--data", data, "server-key")
+	file, _ := os.ReadFile(filepath.Join(data, "server.key"))
+	if err != nil || key != string(file) || !regexp.MustCompile(`^[A-Za-z0-9+/]{43}=\n$`).MatchString(key) || strings.Contains(log, strings.TrimSpace(key)) {
+		t.Fatalf("server-key printed %q (%v), the file holds %q; log:\n%s", key, err, file, log)
+	}
+	t.Run("the key given in the environment is the one printed", func(t *testing.T) {
+		t.Setenv("DIRSVC_SERVER_KEY", strings.TrimSpace(key))
+		if out, log, err := runCLI(t, "platform", "--data", copyPlatform(t, data), "server-key"); err != nil || out != key {
+			t.Fatalf("server-key with the environment's key: %q, %v\n%s", out, err, log)
+		}
+	})
+	t.Run("a folder restored without its key prints none and manages no client until told", func(t *testing.T) {
+		restored := copyPlatform(t, data)
+		if out, log, err := runCLI(t, "platform", "--data", restored, "server-key"); err == nil || out != "" ||
+			!strings.Contains(log, "level=ERROR") || !strings.Contains(log, id) {
+			t.Fatalf("server-key on a folder restored without its key: %q, %v\n%s", out, err, log)
+		}
+		if _, _, err := runCLI(t, "clients", "--data", restored, "list"); err == nil || !strings.Contains(err.Error(), "--accept-new-server-key") {
+			t.Fatalf("clients list without the key: %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(restored, "server.key")); err == nil {
+			t.Fatal("a refused command created a key file")
+		}
+		// The key is lost for good: a new one is accepted and the client given a new secret.
+		if _, log, err := runCLI(t, "clients", "--data", restored, "--accept-new-server-key", "rotate", id); err != nil {
+			t.Fatalf("rotate accepting a new key: %v\n%s", err, log)
+		}
+		out, log, err := runCLI(t, "platform", "--data", restored, "server-key")
+		if err != nil || out == key || strings.Contains(log, "ERROR") {
+			t.Fatalf("server-key once every client is rotated: %q, %v\n%s", out, err, log)
+		}
+	})
+}

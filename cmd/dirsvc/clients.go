@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -15,7 +14,10 @@ import (
 	"github.com/dirsvc/dirsvc/primary"
 )
 
-const clientsUsage = `usage: dirsvc clients [--data DIR] OPERATION [flags] [arguments]
+const clientsUsage = `usage: dirsvc clients [--data DIR] [--accept-new-server-key] OPERATION [flags] [arguments]
+
+The server key ($DIRSVC_SERVER_KEY, else DIR/server.key) must be the one the folder's clients were
+made under; --accept-new-server-key goes on with another (a lost key: rotate or revoke each client).
 
 operations:
   create  --name NAME [--sandbox | --partner | --directory SLUG] [grant flags]
@@ -84,12 +86,12 @@ func (g *grantFlags) grant() (dirsvc.Grant, error) {
 }
 
 // openAccess opens the data folder and the client manager over it.
-func (m *Main) openAccess(ctx context.Context) (*dirdb.Store, *primary.Access, error) {
+func (m *Main) openAccess(ctx context.Context, acceptNewKey bool) (*dirdb.Store, *primary.Access, error) {
 	store, err := dirdb.Open(ctx, m.Data)
 	if err != nil {
 		return nil, nil, err
 	}
-	key, err := primary.LoadServerKey(filepath.Join(m.Data, "server.key"), envOr("DIRSVC_SERVER_KEY", ""))
+	key, err := m.serverKey(ctx, store, acceptNewKey)
 	if err != nil {
 		store.Close()
 		return nil, nil, err
@@ -106,6 +108,7 @@ func (m *Main) openAccess(ctx context.Context) (*dirdb.Store, *primary.Access, e
 func (m *Main) clients(ctx context.Context, args []string) error {
 	fs := m.flags("clients")
 	fs.Usage = func() { fmt.Fprint(m.Stderr, clientsUsage) }
+	acceptNewKey := fs.Bool("accept-new-server-key", envBool("DIRSVC_ACCEPT_NEW_SERVER_KEY"), acceptNewKeyUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -114,7 +117,7 @@ func (m *Main) clients(ctx context.Context, args []string) error {
 		return errors.New("no operation")
 	}
 	op, rest := fs.Arg(0), fs.Args()[1:]
-	store, access, err := m.openAccess(ctx)
+	store, access, err := m.openAccess(ctx, *acceptNewKey)
 	if err != nil {
 		return err
 	}
@@ -319,14 +322,17 @@ func (m *Main) printJSON(v any) error {
 	return err
 }
 
-// platform runs a platform operator's switch on a directory.
+// platform runs a platform operator's switch on a directory, or prints the server key.
 func (m *Main) platform(ctx context.Context, args []string) error {
 	fs := m.flags("platform")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() == 1 && fs.Arg(0) == "server-key" {
+		return m.printServerKey(ctx)
+	}
 	if fs.NArg() != 3 || fs.Arg(0) != "senior-management" || (fs.Arg(2) != "on" && fs.Arg(2) != "off") {
-		return errors.New("usage: dirsvc platform [--data DIR] senior-management SLUG on|off")
+		return errors.New("usage: dirsvc platform [--data DIR] senior-management SLUG on|off | server-key")
 	}
 	store, err := dirdb.Open(ctx, m.Data)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -321,5 +323,77 @@ func TestPrimaryReplicatesAndRestores(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 || !strings.Contains(log2.String(), "restored the data folder") {
 		t.Fatalf("a primary on an empty folder: %d\n%s", resp.StatusCode, log2)
+	}
+}
+
+// TestRestoreWithoutServerKey starts `dirsvc serve` on a copy of a data folder without its server
+// key, as a restore from backups leaves it: the start refuses, naming the partner client that could
+// not authenticate, until the key the operator printed and kept is given; then the client obtains
+// tokens again.
+func TestRestoreWithoutServerKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data := t.TempDir()
+	if out, err := exec.Command(bin, "import", "--data", data, filepath.Join("..", "..", "testdata", "small.ndjson")).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "clients", "--data", data, "create", "--name", "Clinic Finder", "--directory", "small",
+		"--scopes", "graph:read").Output()
+	if err != nil {
+		t.Fatalf("clients create: %v", err)
+	}
+	var created struct {
+		ID     string `json:"clientId"`
+		Secret string `json:"clientSecret"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil {
+		t.Fatal(err)
+	}
+	key, err := exec.Command(bin, "platform", "--data", data, "server-key").Output()
+	if err != nil {
+		t.Fatalf("platform server-key: %v", err)
+	}
+
+	// The restored folder: every file but the key file.
+	restored := t.TempDir()
+	err = filepath.WalkDir(data, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Name() == "server.key" {
+			return err
+		}
+		rel, _ := filepath.Rel(data, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(restored, rel)), 0o700)
+		return os.WriteFile(filepath.Join(restored, rel), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, _, _, err := tryStart(t, bin, "serve", "--data", restored); err == nil || !strings.Contains(err.Error(), "level=ERROR") ||
+		!strings.Contains(err.Error(), "clients=1") || !strings.Contains(err.Error(), created.ID) ||
+		!strings.Contains(err.Error(), "--accept-new-server-key") || strings.Contains(err.Error(), strings.TrimSpace(string(key))) {
+		t.Fatalf("serve on a folder restored without its key: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(restored, "server.key")); err == nil {
+		t.Fatal("the refused start created a key file")
+	}
+	// The hex form of the key file of earlier builds is not the key's form in the environment.
+	raw, _ := base64.StdEncoding.DecodeString(strings.TrimSpace(string(key)))
+	t.Setenv("DIRSVC_SERVER_KEY", hex.EncodeToString(raw))
+	if _, _, _, err := tryStart(t, bin, "serve", "--data", restored); err == nil || !strings.Contains(err.Error(), "looks like hex") {
+		t.Fatalf("serve with the key in hex: %v", err)
+	}
+
+	t.Setenv("DIRSVC_SERVER_KEY", strings.TrimSpace(string(key)))
+	addr, _, log := startServe(t, bin, restored)
+	cc := clientcredentials.Config{ClientID: created.ID, ClientSecret: created.Secret, TokenURL: "http://" + addr + "/oauth/token",
+		AuthStyle: oauth2.AuthStyleInHeader}
+	if _, err := cc.Token(context.Background()); err != nil || strings.Contains(log.String(), "ERROR") {
+		t.Fatalf("token with the server key given: %v\n%s", err, log)
 	}
 }

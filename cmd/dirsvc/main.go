@@ -8,13 +8,15 @@
 //	dirsvc gen     [--services N] [--seed S] [--slug SLUG] [--country AU|NZ] [--out FILE]
 //	dirsvc record  [--data DIR] OPERATION ...        lifecycle operations (see dirsvc record -h)
 //	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
-//	dirsvc platform [--data DIR] senior-management SLUG on|off
+//	dirsvc platform [--data DIR] senior-management SLUG on|off | server-key
 //	dirsvc backup  [--data DIR] [--replica-dir DIR] [--s3-bucket B ...]
 //	dirsvc restore [--data DIR] [--replica-dir DIR] [--s3-bucket B ...] [--directory SLUG] [--time T]
 //
-// The server key (data/server.key, created on first use, or base64 in $DIRSVC_SERVER_KEY) MACs client
-// secrets and derives the token signing keys. Sandbox clients are given $DIRSVC_SANDBOX_DIRECTORY
-// (default demo).
+// The server key ($DIRSVC_SERVER_KEY, else data/server.key, created on first use; standard base64 in
+// both) MACs client secrets and derives the token signing keys. It is not in the data folder's
+// backups: `dirsvc platform server-key` prints it for a secret store. A start whose key is not the
+// one the partner clients were made under says so and stops (--accept-new-server-key goes on). Sandbox
+// clients are given $DIRSVC_SANDBOX_DIRECTORY (default demo).
 //
 // Every mode takes --data (default ./data, or $DIRSVC_DATA) and --addr (default :8080, or
 // $DIRSVC_ADDR). $DIRSVC_LOG_LEVEL (debug, info, warn, error; default info) sets what is logged;
@@ -68,7 +70,7 @@ commands:
   gen      write a generated demo directory in the import format
   record   lifecycle operations on one record: update, close, delete, merge, reduce, takedown, restore, show
   clients  partner clients: create, list, grant, ungrant, rotate, revoke, request, requests, approve, refuse
-  platform platform operator switches: senior-management SLUG on|off
+  platform platform operator switches: senior-management SLUG on|off; server-key prints the server key
   backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream)
   restore  write files back from a replica folder or S3 bucket: all, one --directory, at a --time
 
@@ -141,6 +143,12 @@ func envDuration(key string, def time.Duration) time.Duration {
 		return d
 	}
 	return def
+}
+
+// envBool reports whether the environment variable key holds a true value (1, t, true, ...).
+func envBool(key string) bool {
+	b, _ := strconv.ParseBool(os.Getenv(key))
+	return b
 }
 
 func envOr(key, def string) string {

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -50,6 +49,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		replicaWait = fs.Duration("replica-wait", envDuration("DIRSVC_REPLICA_WAIT", 5*time.Second), "how long a write through the admin API waits for object storage to hold it; it answers 202 with Replication-Pending when the bucket does not confirm in time ($DIRSVC_REPLICA_WAIT)")
 		maxStorageLag = fs.Duration("max-storage-lag", envDuration("DIRSVC_MAX_STORAGE_LAG", time.Minute), "replication is reported unhealthy on /healthz and in metrics once a replica has lacked a committed change for longer ($DIRSVC_MAX_STORAGE_LAG)")
 	}
+	acceptNewKey := fs.Bool("accept-new-server-key", envBool("DIRSVC_ACCEPT_NEW_SERVER_KEY"), acceptNewKeyUsage)
 	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", at least 16 characters ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
 	hf := addHTTPFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -112,7 +112,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			}
 		}()
 	}
-	key, err := primary.LoadServerKey(filepath.Join(m.Data, "server.key"), envOr("DIRSVC_SERVER_KEY", ""))
+	key, err := m.serverKey(ctx, store, *acceptNewKey)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/dirsvc/dirsvc/dirdb"
+	"github.com/dirsvc/dirsvc/primary"
+)
+
+// acceptNewKeyUsage is the help of --accept-new-server-key.
+const acceptNewKeyUsage = "go on although partner clients' secrets were made under another server key; they cannot authenticate until their secrets are rotated ($DIRSVC_ACCEPT_NEW_SERVER_KEY)"
+
+// serverKey returns the data folder's server key: $DIRSVC_SERVER_KEY, else data/server.key, else a
+// new one, checked against the partner clients of the folder (see primary.LoadServerKey).
+func (m *Main) serverKey(ctx context.Context, store *dirdb.Store, acceptNew bool) ([]byte, error) {
+	key, err := primary.LoadServerKey(ctx, store, primary.ServerKeyConfig{Path: filepath.Join(m.Data, "server.key"),
+		Env: envOr("DIRSVC_SERVER_KEY", ""), AcceptNew: acceptNew, Log: m.Log})
+	if errors.Is(err, primary.ErrServerKeyMismatch) {
+		return nil, fmt.Errorf("%w; give the key this data folder was used with (README: Disaster recovery), "+
+			"or pass --accept-new-server-key to go on without those clients until their secrets are rotated", err)
+	}
+	return key, err
+}
+
+// printServerKey prints the data folder's server key on standard output, for the operator to keep
+// in a secret store or give as $DIRSVC_SERVER_KEY. It prints only a key that the folder's partner
+// clients were made under.
+func (m *Main) printServerKey(ctx context.Context) error {
+	store, err := dirdb.Open(ctx, m.Data)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	key, err := m.serverKey(ctx, store, false)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(m.Stdout, primary.EncodeServerKey(key))
+	return err
+}
