@@ -31,7 +31,8 @@ var importTable = map[string][]string{
 
 // narrower lists subpackages held to less than their top-level package.
 var narrower = map[string][]string{
-	"primary/demo": {"."},
+	"primary/demo":     {"."},
+	"replicate/s3test": {},
 }
 
 // forbiddenModules may not be imported by any package: the design card rules out cgo SQLite and

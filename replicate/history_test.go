@@ -2,81 +2,17 @@ package replicate_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/replicate"
+	"github.com/dirsvc/dirsvc/replicate/s3test"
 )
 
-// Object storage states of a fakeStore.
-const (
-	storeUp int32 = iota
-	storeDown
-	storeHung
-)
-
-// fakeStore is an in-process S3 bucket that a test can take down (every request fails) or hang
-// (every request waits until the store is up again or the client gives up).
-type fakeStore struct {
-	url   string
-	state atomic.Int32
-	mu    sync.Mutex
-	up    chan struct{} // closed when the store is up again
-}
-
-func newFakeStore(t testing.TB) *fakeStore {
-	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("backups"); err != nil {
-		t.Fatal(err)
-	}
-	s3 := gofakes3.New(backend).Server()
-	fs := &fakeStore{up: make(chan struct{})}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch fs.state.Load() {
-		case storeDown:
-			http.Error(w, "unavailable", http.StatusServiceUnavailable)
-			return
-		case storeHung:
-			fs.mu.Lock()
-			up := fs.up
-			fs.mu.Unlock()
-			select {
-			case <-up:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		s3.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { fs.set(storeUp); srv.Close() })
-	t.Setenv("AWS_CA_BUNDLE", "") // this environment's bundle cannot be loaded by the S3 client
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	fs.url = srv.URL
-	return fs
-}
-
-func (fs *fakeStore) set(state int32) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.state.Swap(state) == storeHung && state != storeHung {
-		close(fs.up)
-		fs.up = make(chan struct{})
-	}
-}
-
-// bucket returns the bucket's target under a path, with a short timeout for every call.
-func (fs *fakeStore) bucket(path string) replicate.Target {
-	return replicate.Target{S3: &replicate.S3{Endpoint: fs.url, Bucket: "backups", Path: path, Region: "us-east-1",
+// bucketOf returns the store's bucket under a path as a target, with a short timeout for every call.
+func bucketOf(fs *s3test.Store, path string) replicate.Target {
+	return replicate.Target{S3: &replicate.S3{Endpoint: fs.URL, Bucket: s3test.BucketName, Path: path, Region: "us-east-1",
 		ForcePathStyle: true}, StorageTimeout: 500 * time.Millisecond}
 }
 
@@ -101,8 +37,8 @@ func restoreAll(t *testing.T, target replicate.Target) string {
 // points still restore as they were.
 func TestARestoredPrimaryContinuesTheBucketsHistory(t *testing.T) {
 	ctx := context.Background()
-	fs := newFakeStore(t)
-	bucket := fs.bucket("history")
+	fs := s3test.New(t)
+	bucket := bucketOf(fs, "history")
 	data, store := smallFolder(t)
 	r, err := replicate.Open(ctx, data, withFolder(bucket, t.TempDir()), smallFiles, replicate.Options{})
 	if err != nil {
@@ -166,10 +102,10 @@ func TestARestoredPrimaryContinuesTheBucketsHistory(t *testing.T) {
 // committed change with no further write.
 func TestTheBucketCatchesUpAfterAnOutage(t *testing.T) {
 	ctx := context.Background()
-	fs := newFakeStore(t)
-	bucket := fs.bucket("outage")
+	fs := s3test.New(t)
+	bucket := bucketOf(fs, "outage")
 	data, store := smallFolder(t)
-	fs.set(storeDown)
+	fs.Set(s3test.Down)
 	r, err := replicate.Open(ctx, data, withFolder(bucket, t.TempDir()), smallFiles, replicate.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -194,7 +130,7 @@ func TestTheBucketCatchesUpAfterAnOutage(t *testing.T) {
 		return false
 	})
 
-	fs.set(storeUp) // and nothing is written again
+	fs.Set(s3test.Up) // and nothing is written again
 	for _, name := range smallFiles {
 		wait, cancel := context.WithTimeout(ctx, 20*time.Second)
 		ok := r.Stored(wait, name, r.Positions()[name])
@@ -220,11 +156,11 @@ func TestTheBucketCatchesUpAfterAnOutage(t *testing.T) {
 // all finish in bounded time, and Close says what the bucket lacks.
 func TestAHungBucketHoldsNothingBack(t *testing.T) {
 	ctx := context.Background()
-	fs := newFakeStore(t)
-	bucket := fs.bucket("hung")
+	fs := s3test.New(t)
+	bucket := bucketOf(fs, "hung")
 	data, store := smallFolder(t)
 	folder := t.TempDir()
-	fs.set(storeHung)
+	fs.Set(s3test.Hung)
 	start := time.Now()
 	r, err := replicate.Open(ctx, data, withFolder(bucket, folder), smallFiles, replicate.Options{})
 	if err != nil {

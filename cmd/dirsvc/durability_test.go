@@ -3,75 +3,17 @@ package main_test
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/replicate/s3test"
 )
-
-// bucketServer is an S3 bucket in the test process that a test can hang: every request then waits
-// until it is released (or the client gives up), as a store that stopped answering does.
-type bucketServer struct {
-	url  string
-	hung atomic.Bool
-	mu   sync.Mutex
-	free chan struct{}
-}
-
-func newBucketServer(t testing.TB) *bucketServer {
-	t.Helper()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("backups"); err != nil {
-		t.Fatal(err)
-	}
-	s3 := gofakes3.New(backend).Server()
-	b := &bucketServer{free: make(chan struct{})}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if b.hung.Load() {
-			b.mu.Lock()
-			free := b.free
-			b.mu.Unlock()
-			select {
-			case <-free:
-			case <-r.Context().Done():
-				return
-			}
-		}
-		s3.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { b.hang(false); srv.Close() })
-	// The processes of the binary inherit these.
-	t.Setenv("AWS_CA_BUNDLE", "")
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	b.url = srv.URL
-	return b
-}
-
-func (b *bucketServer) hang(on bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.hung.Swap(on) && !on {
-		close(b.free)
-		b.free = make(chan struct{})
-	}
-}
-
-// flags are the bucket's flags of the binary.
-func (b *bucketServer) flags() []string {
-	return []string{"--s3-bucket", "backups", "--s3-endpoint", b.url, "--s3-path-style", "--s3-path", "durability", "--s3-timeout", "1s"}
-}
 
 // health reads a node's health route.
 func health(t testing.TB, addr string) dirsvc.NodeStatus {
@@ -93,14 +35,12 @@ func TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bucket := newBucketServer(t)
-	c := &cluster{bin: buildBinary(t), primaryData: t.TempDir(), replica: t.TempDir()}
-	if out, err := exec.Command(c.bin, "import", "--data", c.primaryData, smallFixture).CombinedOutput(); err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
+	bucket := s3test.New(t)
+	c := &cluster{bin: buildBinary(t), replica: t.TempDir()}
+	c.primaryData = importedFolder(t, c.bin)
 	c.primaryArgs = append([]string{"primary", "--data", c.primaryData, "--replica-dir", c.replica,
 		"--replication-token", testReplicationToken, "--admin-token", testAdminToken,
-		"--replica-wait", "1s", "--max-storage-lag", "1s"}, bucket.flags()...)
+		"--replica-wait", "1s", "--max-storage-lag", "1s"}, bucket.Flags("durability", time.Second)...)
 	c.primary, c.primaryCmd, c.primaryLog = startMode(t, c.bin, c.primaryArgs...)
 	c.edge, _, c.edgeLog = startMode(t, c.bin, "edge", "--data", t.TempDir(), "--primary", "http://"+c.primary,
 		"--replication-token", testReplicationToken)
@@ -112,7 +52,7 @@ func TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown(t *testing.T) {
 		t.Fatalf("a write with the bucket answering: %d %s", a.status, a.body)
 	}
 
-	bucket.hang(true)
+	bucket.Set(s3test.Hung)
 	start := time.Now()
 	a := putRecord(t, c.primary, "svc_gp", fixtureRecord(t, "svc_gp", "Written While Hung"))
 	if took := time.Since(start); a.status != 202 || took > 5*time.Second {
@@ -147,7 +87,7 @@ func TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown(t *testing.T) {
 		t.Errorf("the primary stopped without saying the bucket lacks changes:\n%s", c.primaryLog)
 	}
 
-	bucket.hang(false)
+	bucket.Set(s3test.Up)
 	addr, _, log := restartAt(t, c.bin, c.primary, c.primaryArgs...)
 	c.primaryLog = log
 	c.waitFor(t, "the bucket catches up after the restart", func() bool {
@@ -155,7 +95,7 @@ func TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown(t *testing.T) {
 		return r != nil && r.Healthy && r.StorageLagSeconds == 0 && !r.StorageFailing
 	})
 	restored := filepath.Join(t.TempDir(), "restored")
-	out, err := exec.Command(c.bin, append([]string{"restore", "--data", restored}, bucket.flags()...)...).CombinedOutput()
+	out, err := exec.Command(c.bin, append([]string{"restore", "--data", restored}, bucket.Flags("durability", time.Second)...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("restore from the bucket: %v\n%s", err, out)
 	}
@@ -183,10 +123,7 @@ func TestAnAcknowledgedWriteIsInEveryFileItTouched(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := buildBinary(t)
-	data, replica := t.TempDir(), t.TempDir()
-	if out, err := exec.Command(bin, "import", "--data", data, smallFixture).CombinedOutput(); err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
+	data, replica := importedFolder(t, bin), t.TempDir()
 	args := []string{"primary", "--data", data, "--replica-dir", replica, "--admin-token", testAdminToken, "--sync-interval", "1h"}
 	addr, cmd, log := startMode(t, bin, args...)
 	if a := putRecord(t, addr, "svc_gp", fixtureRecord(t, "svc_gp", "Acknowledged")); a.status != 200 {
@@ -218,10 +155,7 @@ func TestAFailedRestoreStopsTheStart(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	bin := buildBinary(t)
-	data, replica := t.TempDir(), t.TempDir()
-	if out, err := exec.Command(bin, "import", "--data", data, smallFixture).CombinedOutput(); err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
+	data, replica := importedFolder(t, bin), t.TempDir()
 	if out, err := exec.Command(bin, "backup", "--data", data, "--replica-dir", replica).CombinedOutput(); err != nil {
 		t.Fatalf("backup: %v\n%s", err, out)
 	}
@@ -291,6 +225,16 @@ func TestAFailedRestoreStopsTheStart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(data, "dirs", "small", "directory.db")); err == nil {
 		t.Errorf("a read created the missing directory file:\n%s", log)
 	}
+}
+
+// importedFolder returns a new data folder holding the small fixture.
+func importedFolder(t testing.TB, bin string) string {
+	t.Helper()
+	data := t.TempDir()
+	if out, err := exec.Command(bin, "import", "--data", data, smallFixture).CombinedOutput(); err != nil {
+		t.Fatalf("import: %v\n%s", err, out)
+	}
+	return data
 }
 
 // copyTree copies a folder of files.
