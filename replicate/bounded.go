@@ -40,17 +40,24 @@ func (b *bounded) Init(ctx context.Context) error {
 	return b.wrap(ctx, b.c.Init(ctx))
 }
 
-// LTXFiles lists a level whole within the timeout (the S3 client pages lazily, with the context
-// of the call).
+// LTXFiles lists a level whole, while the context of the call lives (the S3 client pages lazily,
+// and with metadata asks for each file): each page or file must come within the timeout.
 func (b *bounded) LTXFiles(ctx context.Context, level int, seek ltx.TXID, useMetadata bool) (ltx.FileIterator, error) {
-	ctx, cancel := context.WithTimeoutCause(ctx, b.timeout, errStalled)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(context.Canceled)
+	w := newWatchdog(b.timeout, cancel)
+	defer w.stop()
 	itr, err := b.c.LTXFiles(ctx, level, seek, useMetadata)
 	if err != nil {
 		return nil, b.wrap(ctx, err)
 	}
-	infos, err := ltx.SliceFileIterator(itr)
-	if err != nil {
+	defer itr.Close()
+	var infos []*ltx.FileInfo
+	for itr.Next() {
+		w.moved()
+		infos = append(infos, itr.Item())
+	}
+	if err := errors.Join(itr.Err(), itr.Close()); err != nil {
 		return nil, b.wrap(ctx, err)
 	}
 	return ltx.NewFileInfoSliceIterator(infos), nil
