@@ -71,11 +71,11 @@ type Options struct {
 
 // Open starts replicating the named files of the data folder to the target. Litestream replicates
 // to the target's folder (data/replica when it names none), and a mirror copies the folder to the
-// target's bucket, if any. Before
-// a file is replicated, its copy in the folder is brought to the bucket's history when the bucket
-// holds a later position (a new folder beside a data folder restored from the bucket), and
-// Litestream's local state of the file is made to continue from the folder's position: the next
-// change is replicated after everything the targets hold, never over it.
+// target's bucket, if any. Before a file is replicated, its copy in the folder is brought to the
+// bucket's history when the bucket holds a later position (a new folder beside a data folder
+// restored from the bucket), and Litestream's local state of the file is made to continue from the
+// folder's position: the next change is replicated after everything the targets hold, never over
+// it (see history.go).
 func Open(ctx context.Context, data string, target Target, names []string, opt Options) (*Replicator, error) {
 	if err := target.Valid(); err != nil {
 		return nil, err
@@ -182,7 +182,7 @@ func (r *Replicator) watch(ctx context.Context) {
 	t := time.NewTicker(r.interval)
 	defer t.Stop()
 	looks := map[string]look{}
-	failing := map[string]time.Time{} // files whose last sync failed, and when it was last logged
+	logged := map[string]time.Time{} // when a file's failing sync was last logged
 	for tick := 0; ; tick++ {
 		now := time.Now()
 		var due []string
@@ -200,8 +200,9 @@ func (r *Replicator) watch(ctx context.Context) {
 				continue // dropped since; Remove follows
 			}
 			l := look{at: now, size: st.Size(), mtime: st.ModTime(), quiet: prev.quiet + 1}
-			_, failed := failing[name] // tried again until it succeeds: its commits are not yet copied
-			if !seen || failed || st.Size() != prev.size || !st.ModTime().Equal(prev.mtime) || !st.ModTime().Before(prev.at.Add(-mtimeGrain)) {
+			// A file whose last sync failed is tried again until one succeeds, changed or not: its
+			// commits are not yet in the folder.
+			if !seen || r.isFailing(name) || st.Size() != prev.size || !st.ModTime().Equal(prev.mtime) || !st.ModTime().Before(prev.at.Add(-mtimeGrain)) {
 				due = append(due, name)
 				l.quiet = 0
 			}
@@ -210,7 +211,7 @@ func (r *Replicator) watch(ctx context.Context) {
 		for name := range looks {
 			if dbs[name] == nil {
 				delete(looks, name)
-				delete(failing, name)
+				delete(logged, name)
 			}
 		}
 		// A few files at a time: one large change (an import) does not hold up the others.
@@ -228,13 +229,13 @@ func (r *Replicator) watch(ctx context.Context) {
 				}
 				mu.Lock()
 				defer mu.Unlock()
-				if last, failed := failing[name]; err == nil {
+				if last, failed := logged[name]; err == nil {
 					if failed {
 						r.log.Info("replicating the file again", "file", name)
 					}
-					delete(failing, name)
+					delete(logged, name)
 				} else if time.Since(last) > time.Minute {
-					failing[name] = time.Now()
+					logged[name] = time.Now()
 					r.log.Error("replicate a file; trying again", "file", name, "err", err)
 				}
 			}()
@@ -343,11 +344,8 @@ func (r *Replicator) SyncFile(ctx context.Context, name string) (uint64, error) 
 	return uint64(db.Replica.Pos().TXID), nil
 }
 
-// sync copies a file's committed changes to the target. A target that holds nothing of a file
-// whose Litestream state in the data folder has pruned its first changes (a new bucket or replica
-// folder for an existing data folder) cannot be brought forward from that state: the state is
-// dropped, so the next sync starts the target with a snapshot, and the file starts a new lineage
-// (its positions count from the start again).
+// sync copies a file's committed changes to the replica folder, and records whether it failed (the
+// watcher tries a failing file again every look; Status reports it).
 func (r *Replicator) sync(ctx context.Context, name string, db *litestream.DB) error {
 	// One sync of a file at a time (the watcher's and a write's): a sync may drop the file's
 	// local state, which another would be writing into.
@@ -377,6 +375,18 @@ type syncError struct {
 	err   error
 }
 
+func (r *Replicator) isFailing(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.failing[name]
+	return ok
+}
+
+// syncLocked syncs a file; the caller holds its sync lock. A folder that holds nothing of a file
+// whose Litestream state in the data folder has pruned its first changes (a replica folder emptied
+// while the primary ran; align handles the case at start) cannot be brought forward from that
+// state: the state is dropped, so the next sync starts the folder with a snapshot, and the file
+// starts a new lineage (its positions count from the start again).
 func (r *Replicator) syncLocked(ctx context.Context, name string, db *litestream.DB) error {
 	err := db.SyncAndWait(ctx)
 	var ltxErr *litestream.LTXError
