@@ -181,8 +181,16 @@ func TestBackupAndRestoreCommands(t *testing.T) {
 	}
 	// Every file into an empty folder; then one directory into another.
 	all, one := filepath.Join(t.TempDir(), "data"), t.TempDir()
-	if _, log, err := runCLI(t, "restore", "--data", all, "--replica-dir", replica); err != nil {
+	restored, log, err := runCLI(t, "restore", "--data", all, "--replica-dir", replica)
+	if err != nil {
 		t.Fatalf("restore: %v\n%s", err, log)
+	}
+	// It says which point each file was restored to: the position backup printed, and a time.
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		name, pos, _ := strings.Cut(line, "\t")
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\tposition ` + pos + `\tas of 20\d\d-`).MatchString(restored) {
+			t.Errorf("restore does not report %s at position %s:\n%s", name, pos, restored)
+		}
 	}
 	if _, log, err := runCLI(t, "restore", "--data", one, "--replica-dir", replica, "--directory", "small"); err != nil {
 		t.Fatalf("restore one directory: %v\n%s", err, log)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,7 +41,7 @@ func TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown(t *testing.T) {
 	c.primaryData = importedFolder(t, c.bin)
 	c.primaryArgs = append([]string{"primary", "--data", c.primaryData, "--replica-dir", c.replica,
 		"--replication-token", testReplicationToken, "--admin-token", testAdminToken,
-		"--replica-wait", "1s", "--max-storage-lag", "1s"}, bucket.Flags("durability", time.Second)...)
+		"--replica-wait", "1s", "--max-storage-lag", "1s", "--metrics-addr", "127.0.0.1:0"}, bucket.Flags("durability", time.Second)...)
 	c.primary, c.primaryCmd, c.primaryLog = startMode(t, c.bin, c.primaryArgs...)
 	c.edge, _, c.edgeLog = startMode(t, c.bin, "edge", "--data", t.TempDir(), "--primary", "http://"+c.primary,
 		"--replication-token", testReplicationToken)
@@ -74,6 +75,15 @@ func TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown(t *testing.T) {
 		st := health(t, c.primary)
 		return st.Healthy && st.Replication != nil && !st.Replication.Healthy && st.Replication.StorageLagSeconds > 1
 	})
+	metricsAddr := regexp.MustCompile(`msg=metrics addr=(\S+)`).FindStringSubmatch(c.primaryLog.String())
+	if metricsAddr == nil {
+		t.Fatalf("no metrics address logged:\n%s", c.primaryLog)
+	}
+	metrics := string(get(t, metricsAddr[1], "/metrics", nil).body)
+	lag := regexp.MustCompile(`dirsvc_replica_lag_seconds\{file="dirs/small/directory",replica="object-storage"\} ([0-9.e+]+)`).FindStringSubmatch(metrics)
+	if !strings.Contains(metrics, "dirsvc_replication_healthy 0") || lag == nil || lag[1] == "0" {
+		t.Errorf("the metrics do not say the bucket is behind:\n%s", metrics)
+	}
 
 	start = time.Now()
 	if err := c.primaryCmd.Process.Signal(syscall.SIGTERM); err != nil {
