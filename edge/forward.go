@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"errors"
 	"context"
 	"crypto/subtle"
 	"net/http"
@@ -24,8 +25,28 @@ import (
 // otherwise.
 
 // PositionHeader carries a directory's position: on the answer to a write, the position after it;
-// on a read, the position the reader wants to see at least.
+// on a read, the position the reader wants to see at least. A position is a number (a replication
+// transaction ID) and, after a dot, the lineage of the history it counts in (see FormatPosition):
+// a copy of another history is not at the position, whatever its number.
 const PositionHeader = "Directory-Position"
+
+// FormatPosition writes a position: the transaction ID, and the lineage when known.
+func FormatPosition(txid uint64, lineage string) string {
+	if lineage == "" {
+		return strconv.FormatUint(txid, 10)
+	}
+	return strconv.FormatUint(txid, 10) + "." + lineage
+}
+
+// ParsePosition reads a position as FormatPosition writes it; the lineage is empty when not given.
+func ParsePosition(v string) (txid uint64, lineage string, err error) {
+	num, lineage, dot := strings.Cut(v, ".")
+	txid, err = strconv.ParseUint(num, 10, 64)
+	if err != nil || dot && lineage == "" || len(lineage) > 64 || strings.Trim(lineage, "0123456789abcdef") != "" {
+		return 0, "", errors.New("not a position")
+	}
+	return txid, lineage, nil
+}
 
 // Headers by which an edge tells the primary who the client of a forwarded request is. The primary
 // believes them only next to its replication token.
@@ -36,9 +57,9 @@ const (
 
 // Positions are an edge's copies of its directories, as far as reading your own writes needs.
 type Positions interface {
-	// WaitFor waits up to max for the copy of a directory to reach a position, and reports whether
-	// it did.
-	WaitFor(ctx context.Context, dir string, position uint64, max time.Duration) bool
+	// WaitFor waits up to max for the copy of a directory to reach a position in the history of
+	// the lineage (any, when empty), and reports whether it did.
+	WaitFor(ctx context.Context, dir string, position uint64, lineage string, max time.Duration) bool
 }
 
 // Forwarding configures how a node forwards what it does not serve itself (an edge's).
@@ -89,12 +110,12 @@ func (s *Server) forwarding(next http.Handler) http.Handler {
 		}
 		// The position means something on a read of a directory only.
 		if v := r.Header.Get(PositionHeader); v != "" && pathDirectory(r.URL.Path) != "" {
-			pos, err := strconv.ParseUint(v, 10, 64)
+			pos, lineage, err := ParsePosition(v)
 			if err != nil {
 				s.error(w, r, dirsvc.InvalidParam(PositionHeader, "want the position a write answered with"))
 				return
 			}
-			if forward != nil && (fw.Positions == nil || !fw.Positions.WaitFor(r.Context(), pathDirectory(r.URL.Path), pos, fw.ReadWait)) {
+			if forward != nil && (fw.Positions == nil || !fw.Positions.WaitFor(r.Context(), pathDirectory(r.URL.Path), pos, lineage, fw.ReadWait)) {
 				forward.ServeHTTP(w, r)
 				return
 			}

@@ -13,18 +13,19 @@ import (
 	"github.com/dirsvc/dirsvc/edge"
 )
 
-// positions is a fake edge copy at a fixed position, recording what reads waited for.
+// positions is a fake edge copy at a fixed position of a history, recording what reads waited for.
 type positions struct {
-	mu     sync.Mutex
-	at     uint64
-	waited []uint64
+	mu      sync.Mutex
+	at      uint64
+	lineage string
+	waited  []uint64
 }
 
-func (p *positions) WaitFor(_ context.Context, dir string, pos uint64, _ time.Duration) bool {
+func (p *positions) WaitFor(_ context.Context, dir string, pos uint64, lineage string, _ time.Duration) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.waited = append(p.waited, pos)
-	return dir == "small" && pos <= p.at
+	return dir == "small" && pos <= p.at && (lineage == "" || lineage == p.lineage)
 }
 
 // edgeOf serves the small fixture as an edge whose primary is the given server.
@@ -58,7 +59,7 @@ func TestAnEdgeForwardsWhatItDoesNotServe(t *testing.T) {
 		w.Write([]byte(`{"from":"primary"}`))
 	}))
 	t.Cleanup(primary.Close)
-	copyAt := &positions{at: 5}
+	copyAt := &positions{at: 5, lineage: "aa01"}
 	s := edgeOf(t, primary, edge.Forwarding{EdgeToken: token, Positions: copyAt})
 	last := func() *http.Request {
 		mu.Lock()
@@ -115,8 +116,24 @@ func TestAnEdgeForwardsWhatItDoesNotServe(t *testing.T) {
 	if r := last(); count() != n+1 || r.URL.Path != "/v1/d/small/services/svc_gp" {
 		t.Fatalf("a read at a newer position did not go to the primary")
 	}
-	if r := s.get(t, "/v1/d/small/services/svc_gp", "Directory-Position", "six"); r.status != 400 || r.json(t)["param"] != "Directory-Position" {
-		t.Errorf("a bad position: %d %s", r.status, r.body)
+	// A position of another history (the primary was restored) goes to the primary, whatever its
+	// number; one of the copy's history is the edge's.
+	req.Header.Set("Directory-Position", "3.bb02")
+	resp, err = http.DefaultClient.Do(req) // the fake primary's answer is no service
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if r := last(); count() != n+2 || r.URL.Path != "/v1/d/small/services/svc_gp" {
+		t.Errorf("a read at a position of another history did not go to the primary")
+	}
+	if r := s.get(t, "/v1/d/small/services/svc_gp", "Directory-Position", "3.aa01"); r.status != 200 || strings.Contains(string(r.body), `"from":"primary"`) {
+		t.Errorf("a read at a position of the copy's history: %d %s", r.status, r.body)
+	}
+	for _, bad := range []string{"six", "6.", "6.XYZ", "-1", "6." + strings.Repeat("a", 65)} {
+		if r := s.get(t, "/v1/d/small/services/svc_gp", "Directory-Position", bad); r.status != 400 || r.json(t)["param"] != "Directory-Position" {
+			t.Errorf("a bad position %q: %d %s", bad, r.status, r.body)
+		}
 	}
 	// The primary's replication stream is not reachable through an edge.
 	if resp, err := http.Get(s.URL + "/replication/v1/files"); err != nil || resp.StatusCode != 404 {
@@ -125,7 +142,7 @@ func TestAnEdgeForwardsWhatItDoesNotServe(t *testing.T) {
 		resp.Body.Close()
 	}
 	copyAt.mu.Lock()
-	if len(copyAt.waited) != 2 || copyAt.waited[0] != 5 || copyAt.waited[1] != 6 {
+	if len(copyAt.waited) != 4 || copyAt.waited[0] != 5 || copyAt.waited[1] != 6 {
 		t.Errorf("positions waited for: %v", copyAt.waited)
 	}
 	copyAt.mu.Unlock()

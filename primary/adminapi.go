@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/dirsvc/dirsvc"
@@ -40,6 +39,7 @@ type AdminAPI struct {
 // replicas that do not hold it yet (empty when every one does).
 type Replication struct {
 	Position uint64
+	Lineage  string // the history the position counts in
 	Pending  []string
 }
 
@@ -103,7 +103,7 @@ func (a *AdminAPI) guard(s *edge.Server, h adminHandler) http.Handler {
 				rep.Pending = append(rep.Pending, "replica")
 			}
 			if rep.Position > 0 {
-				w.Header().Set(edge.PositionHeader, strconv.FormatUint(rep.Position, 10))
+				w.Header().Set(edge.PositionHeader, edge.FormatPosition(rep.Position, rep.Lineage))
 			}
 			if len(rep.Pending) > 0 {
 				status = http.StatusAccepted

@@ -420,6 +420,14 @@ func (r *Replicator) syncLocked(ctx context.Context, name string, db *litestream
 	return db.SyncAndWait(ctx)
 }
 
+// Lineage returns the lineage of a replicated file's history (see fileLineage), or "" for a file
+// not replicated.
+func (r *Replicator) Lineage(name string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lineages[name]
+}
+
 // Positions returns each file's position: the Litestream transaction ID of its latest change the
 // target holds (one ID covers every commit between two syncs).
 func (r *Replicator) Positions() map[string]uint64 {

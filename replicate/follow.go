@@ -701,14 +701,16 @@ func (f *Follower) Position(slug string) (txid uint64, ok bool) {
 	return uint64(fl.pos.TXID), true
 }
 
-// WaitFor waits up to max for the copy of a directory to reach txid, and reports whether it did.
-func (f *Follower) WaitFor(ctx context.Context, slug string, txid uint64, max time.Duration) bool {
+// WaitFor waits up to max for the copy of a directory to reach txid in the history of the lineage
+// (any, when empty), and reports whether it did: a copy of another history (the primary was
+// restored since) is not there whatever its position, until it is bootstrapped afresh.
+func (f *Follower) WaitFor(ctx context.Context, slug string, txid uint64, lineage string, max time.Duration) bool {
 	t := time.NewTimer(max)
 	defer t.Stop()
 	for {
 		f.mu.Lock()
 		fl, ch := f.files[slug], f.changed
-		ok := fl != nil && uint64(fl.pos.TXID) >= txid
+		ok := fl != nil && uint64(fl.pos.TXID) >= txid && (lineage == "" || fl.lineage == lineage)
 		f.mu.Unlock()
 		if ok {
 			return true

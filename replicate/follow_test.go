@@ -78,7 +78,7 @@ func startEdge(t testing.TB, data string, cfg replicate.FollowConfig) *edgeNode 
 // waitServed waits until the edge serves the directory at least at position txid.
 func (e *edgeNode) waitServed(t testing.TB, slug string, txid uint64) {
 	t.Helper()
-	if !e.follower.WaitFor(context.Background(), slug, txid, 30*time.Second) {
+	if !e.follower.WaitFor(context.Background(), slug, txid, "", 30*time.Second) {
 		t.Fatalf("the edge did not reach %s at %d:\n%s", slug, txid, e.log)
 	}
 	deadline := time.Now().Add(10 * time.Second)

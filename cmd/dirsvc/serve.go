@@ -369,6 +369,7 @@ func replicateWrite(ctx context.Context, rep *replicate.Replicator, data, dir st
 		positions[name] = pos
 	}
 	out.Position = positions["dirs/"+dir+"/directory"]
+	out.Lineage = rep.Lineage("dirs/" + dir + "/directory")
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for name, pos := range positions {
