@@ -1,6 +1,8 @@
 package edge_test
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -27,7 +29,7 @@ var addressSets = map[string][]string{
 // withheld; each line carries the canary of who may see it.
 func addressFixture() []byte {
 	var b strings.Builder
-	b.WriteString(`{"kind":"directory","slug":"addr","name":"Address Test","country":"AU","timeZone":"Australia/Sydney","licence":"CC BY 4.0","attribution":"Incorporates G-NAF data"}` + "\n")
+	b.WriteString(`{"kind":"directory","slug":"addr","name":"Address Test","country":"AU","timeZone":"Australia/Sydney","licence":"CC BY 4.0","attribution":"Incorporates G-NAF data","settings":{"seniorManagement":true}}` + "\n")
 	b.WriteString(`{"kind":"platformType","code":"gp","label":"General practice"}` + "\n")
 	b.WriteString(`{"kind":"organisation","publicId":"org_a","name":"Address Health","postalAddress":{"lines":["PO Box 7 canary-professional-x"],"locality":"Ultimo","state":"NSW","postcode":"2007","audiences":["professional"]}}` + "\n")
 	b.WriteString(`{"kind":"organisation","publicId":"org_b","name":"Address Partners","postalAddress":{"lines":["PO Box 8 canary-public.partner-x"],"locality":"Glebe","state":"NSW","postcode":"2037","audiences":["public","partner"]}}` + "\n")
@@ -121,5 +123,24 @@ func TestAddressAudiencesHoldWithoutWithheld(t *testing.T) {
 			}
 			read("/services?limit=100")
 		})
+	}
+}
+
+// TestLeadershipJoinsABodyEndingInAnObject reads, with the leadership scope, an organisation whose
+// brief view ends with an object (its postal address): the leadership member must join it as valid
+// JSON (it once took off every closing brace at the end, the postal address's too).
+func TestLeadershipJoinsABodyEndingInAnObject(t *testing.T) {
+	s := newTestServer(t, addressFixture())
+	if err := s.store.SetSeniorManagementAvailable(context.Background(), "addr", true); err != nil {
+		t.Fatal(err)
+	}
+	tok := token(t, grant{dir: "addr", tier: dirsvc.Professional, scopes: "graph:read leadership:read"})
+	r := s.getAs(t, tok, "/v1/d/addr/organisations/org_a?view=brief")
+	var v map[string]json.RawMessage
+	if err := json.Unmarshal(r.body, &v); r.status != http.StatusOK || err != nil {
+		t.Fatalf("%d, %v: %s", r.status, err, r.body)
+	}
+	if v["postalAddress"] == nil || string(v["leadership"]) != "[]" {
+		t.Errorf("postalAddress %s, leadership %s", v["postalAddress"], v["leadership"])
 	}
 }
