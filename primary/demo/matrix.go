@@ -16,8 +16,10 @@ import (
 // alone, each pair of tiers, and everyone. Each carries the marker of who may see it (canary.go), so a
 // surface that ignores one kind of detail's audiences for one set leaks a marker the leak scans name.
 // The random part of the generator makes realistic directories; the matrix makes sure none of these
-// cases depends on chance. Its records come after the planned ones, so adding it changed no earlier
-// line of a generated file but for the staff notes and service audiences below.
+// cases depends on chance (only whole services need a directory of a few dozen services, for the
+// matrix takes planned ones). Its own records come after the planned ones; of those it changes only
+// the first service (its contacts, identifiers and local types for every set), the audiences of a
+// few services, and the staff notes one record in seven carries.
 
 // combos are the sets of served audiences a restricted detail may be for, in a fixed order; the last,
 // everyone, carries no marker.
