@@ -198,25 +198,31 @@ func TestLifecycleAnswers(t *testing.T) {
 		id     string
 		to     dirsvc.Transition
 		saw    []dirsvc.Audience // who saw the record live
-		status int               // what they get
-		target string            // the Location of a 301
+		status int               // what they get (0: 301 to clinicians, 410 to the public)
+		target string            // the survivor named by a 301
 	}{
 		{"a service every tier saw, merged into one every tier sees", "svc_refuge",
 			dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_counsel"}, everyone, http.StatusMovedPermanently, "svc_counsel"},
 		{"a service every tier saw, merged into one the public cannot see", "svc_gp",
 			dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_reduced"}, everyone, 0, "svc_reduced"},
+		{"a service only clinicians saw, merged", "svc_reduced",
+			dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_unlisted"}, clinicians, http.StatusMovedPermanently, "svc_unlisted"},
 		{"a service every tier saw, closed", "svc_counsel", dirsvc.Transition{To: dirsvc.StateClosed}, everyone, http.StatusGone, ""},
 		{"a service every tier saw, removed", "svc_unlisted", dirsvc.Transition{To: dirsvc.StateRemoved}, everyone, http.StatusGone, ""},
-		{"a service only clinicians saw, closed", "svc_reduced", dirsvc.Transition{To: dirsvc.StateClosed}, clinicians, http.StatusGone, ""},
+		{"a site only clinicians saw, closed", "loc_unlisted", dirsvc.Transition{To: dirsvc.StateClosed}, clinicians, http.StatusGone, ""},
 	} {
 		if _, err := w.Transition(ctx, tc.id, tc.to); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
+		kind := "/v1/d/small/services/"
+		if strings.HasPrefix(tc.id, "loc_") {
+			kind = "/v1/d/small/locations/"
+		}
 		for _, c := range smallCallers(t) {
-			path := "/v1/d/small/services/" + tc.id + "?view=brief"
-			got := s.getAs(t, c.tok, path)
+			got := s.getAs(t, c.tok, kind+tc.id+"?view=brief")
 			if !slices.Contains(tc.saw, c.aud) {
-				if want := s.getAs(t, c.tok, "/v1/d/small/services/svc_missing?view=brief"); got.wire() != want.wire() {
+				missing := strings.Replace(tc.id, "_", "_missing", 1)
+				if want := s.getAs(t, c.tok, kind+missing+"?view=brief"); got.wire() != want.wire() {
 					t.Errorf("%s: %s, never seen by %s, answers differently from a missing service:\n%s", tc.name, tc.id, c.name, got.wire())
 				}
 				continue
@@ -234,7 +240,7 @@ func TestLifecycleAnswers(t *testing.T) {
 			}
 			wantLoc := ""
 			if status == http.StatusMovedPermanently {
-				wantLoc = "/v1/d/small/services/" + target + "?view=brief"
+				wantLoc = kind + target + "?view=brief"
 			}
 			if loc := got.header.Get("Location"); loc != wantLoc {
 				t.Errorf("%s: %s answers %s Location %q, want %q", tc.name, tc.id, c.name, loc, wantLoc)
