@@ -75,8 +75,9 @@ type Point struct {
 	Lon float64 `json:"lon"`
 }
 
-// Address is a street or postal address. A withheld address (for example a refuge) shows only its
-// area to audiences outside VisibleTo.
+// Address is a street or postal address. It shows only its area to audiences outside VisibleTo: a
+// withheld address (for example a refuge) is one whose VisibleTo defaults to staff only instead of
+// everyone. A location's point is part of its address and follows it.
 type Address struct {
 	Lines     []string  `json:"lines"`
 	Locality  string    `json:"locality"`

@@ -72,9 +72,12 @@ func identifiersFor(ids []Identifier, a Audience) []IdentifierView {
 	return out
 }
 
-// addressFor returns the address as audience a may see it; nil when withheld from a.
+// addressFor returns the address as audience a may see it, or nil when its audiences leave a out.
+// Withheld only changes who may see the address when the import names nobody (staff only rather
+// than everyone); a withheld address and one restricted by its audiences are hidden alike, so a
+// caller learns only its area (AreaText) and never its lines or point.
 func addressFor(ad *Address, a Audience) *AddressView {
-	if ad == nil || ad.Withheld && !ad.VisibleTo.Has(a) {
+	if ad == nil || !ad.VisibleTo.Has(a) {
 		return nil
 	}
 	return &AddressView{Lines: append([]string{}, ad.Lines...), Locality: ad.Locality, State: ad.State,

@@ -91,6 +91,10 @@ type Meta struct {
 	Version       int64     `json:"version,omitempty"`
 	LocalRevision int64     `json:"localRevision,omitempty"`
 	UpdatedAt     time.Time `json:"updatedAt,omitzero"`
+	// StaffNotes are the directory's internal notes on the record (verification calls, safety notes,
+	// why a listing is unlisted). They are for staff only: kept with the canonical record on the
+	// primary, never projected, so they reach no view, no directory file an edge copies, no answer.
+	StaffNotes string `json:"staffNotes,omitempty"`
 }
 
 // VisibleFor reports whether audience a may see the record in its current state. Records that are

@@ -22,6 +22,12 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 		return dirsvc.ImportStats{}, dirsvc.InvalidParam("directory.slug",
 			"the file describes directory %q, not %q", snap.Directory.Slug, d.slug)
 	}
+	return d.write(ctx, func(w *writeTx) error { return w.importSnapshot(snap) })
+}
+
+// importSnapshot makes the directory equal to the snapshot, inside the write w.
+func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
+	ctx := w.ctx
 	// Kind order keeps the change log readable (organisations before their sites and services); ID
 	// order within a kind makes every primary-key insert an append, which is most of an import's work.
 	recs := slices.Clone(snap.Records)
@@ -33,72 +39,70 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 		clearVersions(rec)
 	}
 	lk := newMemLookup(snap)
-	return d.write(ctx, func(w *writeTx) (err error) {
-		if err := w.putDirectory(snap); err != nil {
-			return err
+	if err := w.putDirectory(snap); err != nil {
+		return err
+	}
+	prev, err := w.loadRows()
+	if err != nil {
+		return err
+	}
+	own, err := w.loadOwnHashes()
+	if err != nil {
+		return err
+	}
+	// What the file no longer holds is removed, after everything it holds is saved.
+	inFile := make(map[string]bool, len(recs))
+	for _, rec := range recs {
+		inFile[rec.Base().PublicID] = true
+	}
+	var gone []string
+	for id, r := range prev {
+		if !inFile[id] && r.state != dirsvc.StateRemoved {
+			gone = append(gone, id)
 		}
-		prev, err := w.loadRows()
-		if err != nil {
-			return err
+	}
+	if len(prev) == 0 && len(recs) >= bulkThreshold {
+		rebuild, derr := w.deferIndexes()
+		if derr != nil {
+			return derr
 		}
-		own, err := w.loadOwnHashes()
-		if err != nil {
-			return err
-		}
-		// What the file no longer holds is removed, after everything it holds is saved.
-		inFile := make(map[string]bool, len(recs))
-		for _, rec := range recs {
-			inFile[rec.Base().PublicID] = true
-		}
-		var gone []string
-		for id, r := range prev {
-			if !inFile[id] && r.state != dirsvc.StateRemoved {
-				gone = append(gone, id)
+		defer func() {
+			if err == nil {
+				err = rebuild() // err is the write's result: rebuild only after a write that worked
 			}
+		}()
+	}
+	// ops.db is a file of its own: its canonical records are written on another goroutine, beside
+	// the publication on this one.
+	sources, opsDone := w.sourceWriter()
+	err = prepareAll(ctx, recs, func(rec dirsvc.Record) (prepared, error) {
+		id := rec.Base().PublicID
+		return prepare(rec, lk, prev[id], own[id], w.now)
+	}, func(pr prepared) error {
+		if pr.ownChanged {
+			sources <- pr
 		}
-		if len(prev) == 0 && len(recs) >= bulkThreshold {
-			rebuild, derr := w.deferIndexes()
-			if derr != nil {
-				return derr
-			}
-			defer func() {
-				if err == nil {
-					err = rebuild() // err is the write's result: rebuild only after a write that worked
-				}
-			}()
-		}
-		// ops.db is a file of its own: its canonical records are written on another goroutine, beside
-		// the publication on this one.
-		sources, opsDone := w.sourceWriter()
-		err = prepareAll(ctx, recs, func(rec dirsvc.Record) (prepared, error) {
-			id := rec.Base().PublicID
-			return prepare(rec, lk, prev[id], own[id], w.now)
-		}, func(pr prepared) error {
-			if pr.ownChanged {
-				sources <- pr
-			}
-			return w.apply(pr.rec.Base(), pr.pub)
-		})
-		close(sources)
-		if serr := <-opsDone; err == nil {
-			err = serr
-		}
-		if err != nil {
-			return err
-		}
-		sort.Strings(gone)
-		for _, id := range gone {
-			rec, err := loadSource(ctx, w.ops, id)
-			if err != nil {
-				return err
-			}
-			rec.Base().State, rec.Base().Survivor = dirsvc.StateRemoved, ""
-			if err := w.save(rec, lk, prev[id], own[id]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return w.apply(pr.rec.Base(), pr.pub)
 	})
+	close(sources)
+	if serr := <-opsDone; err == nil {
+		err = serr
+	}
+	if err != nil {
+		return err
+	}
+	sort.Strings(gone)
+	for _, id := range gone {
+		rec, err := loadSource(ctx, w.ops, id)
+		if err != nil {
+			return err
+		}
+		rec.Base().State, rec.Base().Survivor = dirsvc.StateRemoved, ""
+		if err := w.save(rec, lk, prev[id], own[id]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bulkThreshold is the size from which a first import builds directory.db's secondary indexes after

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -182,6 +183,48 @@ func TestAStaffOnlyChangePublishesNothing(t *testing.T) {
 	rec, err := src.Source(context.Background(), "org_harbour")
 	if err != nil || rec.(*dirsvc.Organisation).Leadership[0].StaffNotes != "pay review done canary-staff-x" {
 		t.Fatalf("staff notes not stored: %v", err)
+	}
+}
+
+// TestRecordStaffNotesStayOnThePrimary gives records of every kind staff notes, by import and by
+// update: they publish nothing (no event, no new version, no byte of directory.db) and are kept with
+// the canonical record.
+func TestRecordStaffNotesStayOnThePrimary(t *testing.T) {
+	ctx := context.Background()
+	s, d, before := openSmall(t)
+	file := readFixtureString(t)
+	ids := []string{"org_coast", "loc_ultimo", "svc_gp", "prac_jo", "role_jo"}
+	for _, id := range ids {
+		file = strings.Replace(file, `"publicId":"`+id+`"`, `"publicId":"`+id+`","staffNotes":"verified by phone `+id+` canary-staff-x"`, 1)
+	}
+	if st := MustImport(t, s, []byte(file)); st.Events != 0 || st.Updated != 0 {
+		t.Fatalf("staff notes published something: %+v", st)
+	}
+	for _, id := range ids {
+		rec, err := d.Source(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := rec.Base().StaffNotes, "verified by phone "+id+" canary-staff-x"; got != want {
+			t.Errorf("%s: StaffNotes = %q, want %q", id, got, want)
+		}
+		rec.Base().StaffNotes = "second call " + id + " canary-staff-x"
+		if st, err := d.Update(ctx, rec); err != nil || st.Events != 0 {
+			t.Fatalf("update of %s's staff notes: %+v, %v", id, st, err)
+		}
+		if st, err := d.Record(ctx, id, dirsvc.Partner); err != nil || mustVersion(t, st) != 1 {
+			t.Errorf("%s: version %d after staff notes alone changed (%v)", id, mustVersion(t, st), err)
+		}
+	}
+	if got := countChanges(t, s.Root(), "small"); got != before {
+		t.Errorf("staff notes wrote %d events", got-before)
+	}
+	s.Close()
+	files, _ := filepath.Glob(filepath.Join(s.Root(), "dirs", "small", "directory.db*"))
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err != nil || bytes.Contains(b, []byte("canary-staff-x")) {
+			t.Errorf("%s holds staff notes (%v)", filepath.Base(f), err)
+		}
 	}
 }
 

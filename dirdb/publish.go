@@ -114,7 +114,7 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 	if ownChanged || !prev.exists {
 		p.row.localRevision++
 	}
-	p.row.seenBy = seenBy(rec, rel, visible)
+	p.row.seenBy = seenBy(m.State, prev, visible)
 
 	// Each audience's view takes the new version only when it changed for that audience.
 	var leadership []byte
@@ -260,49 +260,18 @@ func withHead(body []byte, v any, oldHead, newHead []byte) ([]byte, error) {
 	return append(out, body[len(prefix):]...), nil
 }
 
-// seenBy returns who may learn that a record closed, was removed or merged: the audiences that would
-// see it were it live. For a live record that is who sees it now.
-func seenBy(rec dirsvc.Record, rel dirsvc.Lookup, visible dirsvc.Audiences) dirsvc.Audiences {
-	switch rec.Base().State {
+// seenBy returns who may learn that a record closed, was removed or merged: the audiences that saw
+// it the last time it was visible. A live record is seen by whoever sees it now; a record in a
+// tombstone state keeps who saw it before, so one that was never published (imported already
+// closed, removed or merged) is seen by nobody and answers as a missing record to every audience.
+func seenBy(state dirsvc.State, prev row, visible dirsvc.Audiences) dirsvc.Audiences {
+	switch state {
 	case dirsvc.StateLive, dirsvc.StateVisibilityReduced:
 		return visible
 	case dirsvc.StateTakedown:
 		return 0
 	}
-	live := withState(rec, dirsvc.StateLive)
-	var seen dirsvc.Audiences
-	for _, a := range dirsvc.ServedAudiences {
-		if dirsvc.Project(live, rel, a) != nil {
-			seen |= dirsvc.AudiencesOf(a)
-		}
-	}
-	return seen
-}
-
-// withState returns a shallow copy of rec in another state.
-func withState(rec dirsvc.Record, st dirsvc.State) dirsvc.Record {
-	var c dirsvc.Record
-	switch r := rec.(type) {
-	case *dirsvc.Organisation:
-		x := *r
-		c = &x
-	case *dirsvc.Location:
-		x := *r
-		c = &x
-	case *dirsvc.Service:
-		x := *r
-		c = &x
-	case *dirsvc.Practitioner:
-		x := *r
-		c = &x
-	case *dirsvc.PractitionerRole:
-		x := *r
-		c = &x
-	default:
-		panic(fmt.Sprintf("dirdb: unknown record type %T", rec))
-	}
-	c.Base().State = st
-	return c
+	return prev.seenBy
 }
 
 // eventOf names the change-log event of a published change.

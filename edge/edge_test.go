@@ -9,10 +9,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary"
@@ -147,26 +149,107 @@ func TestHiddenAndMissingAnswerTheSameBytes(t *testing.T) {
 	}
 }
 
+// TestRecordsNeverPublishedAnswerAsMissing reads records imported already closed, merged (into a
+// record every tier sees, and into one only some see) and taken down, as every tier: none of them was
+// ever published, so each must answer byte for byte as a record that does not exist, never 410 or 301.
+func TestRecordsNeverPublishedAnswerAsMissing(t *testing.T) {
+	s := newTestServer(t, smallFixture(t))
+	for _, c := range smallCallers(t) {
+		t.Run(c.name, func(t *testing.T) {
+			missing := s.getAs(t, c.tok, "/v1/d/small/services/svc_missing")
+			if missing.status != http.StatusNotFound {
+				t.Fatalf("missing service: %d %s", missing.status, missing.body)
+			}
+			for _, id := range []string{"svc_closed", "svc_old", "svc_hiddenmerge", "svc_down"} {
+				for _, q := range []string{"", "?view=brief"} {
+					want := s.getAs(t, c.tok, "/v1/d/small/services/svc_missing"+q)
+					if got := s.getAs(t, c.tok, "/v1/d/small/services/"+id+q); got.wire() != want.wire() {
+						t.Errorf("%s%s, never published, answers differently from a missing service:\n%s\n--- missing:\n%s", id, q, got.wire(), want.wire())
+					}
+				}
+			}
+		})
+	}
+}
+
+// smallCallers are an anonymous caller and clients of the professional and partner tiers of the small
+// fixture.
+func smallCallers(tb testing.TB) []caller {
+	return []caller{
+		{"anonymous", "", dirsvc.Public},
+		{"professional", token(tb, grant{dir: "small", tier: dirsvc.Professional, scopes: "graph:read"}), dirsvc.Professional},
+		{"partner", token(tb, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read"}), dirsvc.Partner},
+	}
+}
+
+// TestLifecycleAnswers closes and merges records that were live for some tiers: each answers 410, or
+// 301 naming its survivor, to the tiers that saw it, and exactly as a missing record to the others.
 func TestLifecycleAnswers(t *testing.T) {
 	s := newTestServer(t, smallFixture(t))
-	t.Run("closed answers 410", func(t *testing.T) {
-		r := s.get(t, "/v1/d/small/services/svc_closed")
-		if r.status != http.StatusGone || r.header.Get("Content-Type") != "application/problem+json" {
-			t.Fatalf("closed service: %d %s", r.status, r.body)
+	ctx := context.Background()
+	w, err := s.store.Writer(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	everyone := []dirsvc.Audience{dirsvc.Public, dirsvc.Professional, dirsvc.Partner}
+	clinicians := []dirsvc.Audience{dirsvc.Professional, dirsvc.Partner}
+	for _, tc := range []struct {
+		name   string
+		id     string
+		to     dirsvc.Transition
+		saw    []dirsvc.Audience // who saw the record live
+		status int               // what they get (0: 301 to clinicians, 410 to the public)
+		target string            // the survivor named by a 301
+	}{
+		{"a service every tier saw, merged into one every tier sees", "svc_refuge",
+			dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_counsel"}, everyone, http.StatusMovedPermanently, "svc_counsel"},
+		{"a service every tier saw, merged into one the public cannot see", "svc_gp",
+			dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_reduced"}, everyone, 0, "svc_reduced"},
+		{"a service only clinicians saw, merged", "svc_reduced",
+			dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_unlisted"}, clinicians, http.StatusMovedPermanently, "svc_unlisted"},
+		{"a service every tier saw, closed", "svc_counsel", dirsvc.Transition{To: dirsvc.StateClosed}, everyone, http.StatusGone, ""},
+		{"a service every tier saw, removed", "svc_unlisted", dirsvc.Transition{To: dirsvc.StateRemoved}, everyone, http.StatusGone, ""},
+		{"a site only clinicians saw, closed", "loc_unlisted", dirsvc.Transition{To: dirsvc.StateClosed}, clinicians, http.StatusGone, ""},
+	} {
+		if _, err := w.Transition(ctx, tc.id, tc.to); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
 		}
-	})
-	t.Run("merged answers 301 naming the survivor, keeping the query", func(t *testing.T) {
-		r := s.get(t, "/v1/d/small/services/svc_old?view=brief")
-		if r.status != http.StatusMovedPermanently || r.header.Get("Location") != "/v1/d/small/services/svc_counsel?view=brief" {
-			t.Fatalf("merged service: %d Location=%q", r.status, r.header.Get("Location"))
+		kind := "/v1/d/small/services/"
+		if strings.HasPrefix(tc.id, "loc_") {
+			kind = "/v1/d/small/locations/"
 		}
-	})
-	t.Run("merged into a record the caller cannot see answers 410, never the survivor", func(t *testing.T) {
-		r := s.get(t, "/v1/d/small/services/svc_hiddenmerge")
-		if r.status != http.StatusGone || bytes.Contains(r.body, []byte("svc_reduced")) || r.header.Get("Location") != "" {
-			t.Fatalf("merged into hidden: %d %s", r.status, r.body)
+		for _, c := range smallCallers(t) {
+			got := s.getAs(t, c.tok, kind+tc.id+"?view=brief")
+			if !slices.Contains(tc.saw, c.aud) {
+				missing := strings.Replace(tc.id, "_", "_missing", 1)
+				if want := s.getAs(t, c.tok, kind+missing+"?view=brief"); got.wire() != want.wire() {
+					t.Errorf("%s: %s, never seen by %s, answers differently from a missing service:\n%s", tc.name, tc.id, c.name, got.wire())
+				}
+				continue
+			}
+			status, target := tc.status, tc.target
+			if status == 0 {
+				// Merged into a survivor some tiers cannot see: they learn only that it is gone.
+				status, target = http.StatusMovedPermanently, tc.target
+				if c.aud == dirsvc.Public {
+					status, target = http.StatusGone, ""
+				}
+			}
+			if got.status != status {
+				t.Errorf("%s: %s answers %s %d, want %d: %s", tc.name, tc.id, c.name, got.status, status, got.body)
+			}
+			wantLoc := ""
+			if status == http.StatusMovedPermanently {
+				wantLoc = kind + target + "?view=brief"
+			}
+			if loc := got.header.Get("Location"); loc != wantLoc {
+				t.Errorf("%s: %s answers %s Location %q, want %q", tc.name, tc.id, c.name, loc, wantLoc)
+			}
+			if status == http.StatusGone && (got.header.Get("Content-Type") != "application/problem+json" || bytes.Contains(got.body, []byte("svc_reduced"))) {
+				t.Errorf("%s: %s answers %s %s %s", tc.name, tc.id, c.name, got.header.Get("Content-Type"), got.body)
+			}
 		}
-	})
+	}
 }
 
 func TestRecordReads(t *testing.T) {

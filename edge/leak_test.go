@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,6 +45,7 @@ func TestPublicOutputsOfTheDemoLeakNothing(t *testing.T) {
 		if len(demo.Canaries(file)) == 0 {
 			t.Fatalf("%s holds no canary: the scan would prove nothing", slug)
 		}
+		closeAndMerge(t, s, slug, snap)
 		missing := map[dirsvc.Kind]string{}
 		for kind, p := range paths {
 			missing[kind] = s.get(t, "/v1/d/"+slug+"/"+p+"/"+kind.IDPrefix()+"missing").wire()
@@ -75,10 +77,40 @@ func TestPublicOutputsOfTheDemoLeakNothing(t *testing.T) {
 			}
 		}
 	}
-	// The demo holds visible, hidden, closed and merged records: each answer must have been seen.
+	// The demo holds visible and hidden records, and closeAndMerge closed and merged some that were
+	// live (those imported closed or merged were never published and answer 404): each answer must
+	// have been seen.
 	for _, st := range []int{200, 301, 404, 410} {
 		if statuses[st] == 0 {
 			t.Errorf("no %d answer among the demo's records; statuses %v", st, statuses)
 		}
+	}
+}
+
+// closeAndMerge closes one live service every tier sees and merges another into a third, so the
+// demo holds records that answer 410 and 301 (records imported closed or merged never were
+// published, and answer as missing ones).
+func closeAndMerge(tb testing.TB, s *testServer, slug string, snap *dirsvc.Snapshot) {
+	tb.Helper()
+	var ids []string
+	for _, r := range snap.Records {
+		if sv, ok := r.(*dirsvc.Service); ok && sv.State == dirsvc.StateLive && !sv.VisibleTo.Restricted() &&
+			!strings.Contains(sv.Name, "canary-") {
+			ids = append(ids, sv.PublicID)
+		}
+	}
+	if len(ids) < 3 {
+		tb.Fatalf("%s: %d live services", slug, len(ids))
+	}
+	ctx := context.Background()
+	w, err := s.store.Writer(ctx, slug)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := w.Transition(ctx, ids[0], dirsvc.Transition{To: dirsvc.StateClosed}); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := w.Transition(ctx, ids[1], dirsvc.Transition{To: dirsvc.StateMerged, Survivor: ids[2]}); err != nil {
+		tb.Fatal(err)
 	}
 }

@@ -275,10 +275,12 @@ func bodyETag(body []byte) string {
 	return `"` + hex.EncodeToString(sum[:12]) + `"`
 }
 
-// withMember returns the JSON object body with one more member, name, holding the JSON value.
+// withMember returns the JSON object body with one more member, name, holding the JSON value. Only
+// the object's own closing brace is taken off: a body whose last member is an object ends in "}}".
 func withMember(body []byte, name string, value []byte) []byte {
+	body = bytes.TrimRight(body, " \n")
 	out := make([]byte, 0, len(body)+len(name)+len(value)+4)
-	out = append(out, bytes.TrimRight(body, "} \n")...)
+	out = append(out, bytes.TrimSuffix(body, []byte("}"))...)
 	out = append(out, `,"`+name+`":`...)
 	out = append(out, value...)
 	return append(out, '}')

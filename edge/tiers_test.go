@@ -34,8 +34,10 @@ func tierCallers(tb testing.TB, dir string, area string) []caller {
 	}
 }
 
-// TestEveryTierSeesOnlyWhatItMay reads every record of the demo directory through every endpoint of
-// the record API as every tier, in every representation, with leadership switched on, and scans
+// TestEveryTierSeesOnlyWhatItMay reads every record of the demo directory (whose generator gives
+// every kind of restrictable detail every set of tiers) through every endpoint of the record API,
+// the lists and the developer information as every tier, in every representation, with leadership
+// switched on, and scans
 // every byte of every answer, headers included, for a canary the tier may not see. Every answer of
 // 404 must be byte for byte the answer for a record that does not exist.
 func TestEveryTierSeesOnlyWhatItMay(t *testing.T) {
@@ -101,6 +103,7 @@ func TestEveryTierSeesOnlyWhatItMay(t *testing.T) {
 					scan("/identifiers/search?system=" + url.QueryEscape(id.System) + "&value=" + url.QueryEscape(id.Value))
 				}
 			}
+			scan("/developers")
 			for _, list := range []string{"/services?limit=100", "/practitioners?limit=100"} {
 				for next := list; next != ""; {
 					r := scan(next)

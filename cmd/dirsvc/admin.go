@@ -65,6 +65,42 @@ func (m *Main) importOne(ctx context.Context, store *dirdb.Store, name string) e
 	return nil
 }
 
+// republish publishes the named directories (every directory when none is named) again from the
+// canonical records of their ops.db, as importing each again would: after an upgrade that changed
+// what an audience may see, the stored views are made anew; a directory whose views are right
+// changes nothing.
+func (m *Main) republish(ctx context.Context, args []string) error {
+	fs := m.flags("republish")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	store, err := dirdb.Open(ctx, m.Data)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	slugs := fs.Args()
+	if len(slugs) == 0 {
+		if slugs, err = store.Slugs(ctx); err != nil {
+			return err
+		}
+	}
+	for _, slug := range slugs {
+		d, err := store.Directory(ctx, slug)
+		if err != nil {
+			return fmt.Errorf("republish %s: %w", slug, err)
+		}
+		start := time.Now()
+		stats, err := d.Republish(ctx)
+		if err != nil {
+			return fmt.Errorf("republish %s: %w", slug, err)
+		}
+		m.Log.Info("republished", "directory", slug, "updated", stats.Updated, "unchanged", stats.Unchanged,
+			"events", stats.Events, "duration", time.Since(start))
+	}
+	return nil
+}
+
 func (m *Main) gen(args []string) error {
 	fs := m.flags("gen")
 	opt := demo.Options{}

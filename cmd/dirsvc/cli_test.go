@@ -34,6 +34,14 @@ func TestImportAndLifecycleCommands(t *testing.T) {
 		!strings.Contains(log, "directory=more") {
 		t.Fatalf("re-import is not a no-op, or the second file was not imported: %v\n%s", err, log)
 	}
+	// Republishing directories whose views are those the projection makes changes nothing.
+	if _, log, err := runCLI(t, "republish", "--data", data); err != nil || strings.Count(log, "events=0") != 2 ||
+		!strings.Contains(log, "directory=small") || !strings.Contains(log, "directory=more") {
+		t.Fatalf("republish: %v\n%s", err, log)
+	}
+	if _, _, err := runCLI(t, "republish", "--data", data, "nowhere"); err == nil {
+		t.Fatal("republish of an unknown directory did not fail")
+	}
 	for _, c := range []struct {
 		args []string
 		ok   bool

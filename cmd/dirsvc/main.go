@@ -67,6 +67,7 @@ commands:
   edge     serve every read from copies of the --primary's directories, followed continuously; forward
            everything else to the primary
   import   load a whole directory from an import file (NDJSON)
+  republish publish directories (all, or those named) again from their canonical records, after an upgrade
   gen      write a generated demo directory in the import format
   record   lifecycle operations on one record: update, close, delete, merge, reduce, takedown, restore, show
   clients  partner clients: create, list, grant, ungrant, rotate, revoke, request, requests, approve, refuse
@@ -102,6 +103,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.edgeMode(ctx, rest)
 	case "import":
 		return m.importFile(ctx, rest)
+	case "republish":
+		return m.republish(ctx, rest)
 	case "gen":
 		return m.gen(rest)
 	case "record":

@@ -34,20 +34,27 @@ import (
 //	2  professional and partner
 //	3  partner only
 //	4  professional only
+//	5  public only
+//	6  public and professional
+//	7  public and partner
 //
-// No value visible to every audience ever uses +61 2 5550. Any other digit A is read as staff only.
+// so that every set of served audiences but everyone has a digit. No value visible to every audience
+// ever uses +61 2 5550. Any other digit A (0, 8, 9) is read as staff only.
 //
 // Effective audiences compound: a contact of a location visible to professional and partner only is
 // marked for professional and partner even when the contact itself is for everyone; a whole record
 // hidden from an audience carries the marker in its name, so any leak of the record shows. Records
 // in the closed, removed and merged states carry no marker: their 410 and 301 answers reveal only
-// the public ID. Leadership (senior management) is never shown to the public and only to callers
-// with the leadership scope: what a leader shows to health professionals is marked
-// canary-professional.partner-x; staff notes, past appointments and what a leader keeps from health
-// professionals are marked canary-staff-x.
+// the public ID. Staff notes, on any record, are staff only and marked canary-staff-x. Every kind of
+// restrictable detail is generated for every set of served audiences (matrix.go), so a surface that
+// ignores one kind's audiences leaks a marker. Leadership (senior management) is never shown to the
+// public and only to callers with the leadership scope: what a leader shows to health professionals
+// is marked canary-professional.partner-x, whatever other tiers the detail names; staff notes, past
+// appointments and what a leader keeps from health professionals are marked canary-staff-x.
 //
 // Values a marker cannot be put into — codes such as the gender prefer_not_to_say, languages,
-// points, HPI and Ahpra numbers — are not marked; tests check those separately.
+// points, HPI and Ahpra numbers — are not marked; tests check those separately (a point goes with its
+// address's lines, which are marked).
 
 // Marker token parts.
 const (
@@ -73,15 +80,18 @@ func markerFor(s dirsvc.Audiences) string {
 }
 
 // phoneDigit returns the digit A of the fictitious range for the audiences s, or 0 when every served
-// audience may see (no canary needed). It panics for a set the scheme has no digit for, which the
-// generator never makes.
+// audience may see (no canary needed). Every other set has a digit.
 func phoneDigit(s dirsvc.Audiences) int {
 	pro, par, pub := s.Has(dirsvc.Professional), s.Has(dirsvc.Partner), s.Has(dirsvc.Public)
 	switch {
 	case pub && pro && par:
 		return 0
+	case pub && pro:
+		return 6
+	case pub && par:
+		return 7
 	case pub:
-		panic("demo: no phone canary for audiences " + s.String())
+		return 5
 	case pro && par:
 		return 2
 	case par:
@@ -101,6 +111,12 @@ func phoneDigitAudiences(d byte) dirsvc.Audiences {
 		return dirsvc.AudiencesOf(dirsvc.Partner)
 	case '4':
 		return dirsvc.AudiencesOf(dirsvc.Professional)
+	case '5':
+		return dirsvc.AudiencesOf(dirsvc.Public)
+	case '6':
+		return dirsvc.AudiencesOf(dirsvc.Public, dirsvc.Professional)
+	case '7':
+		return dirsvc.AudiencesOf(dirsvc.Public, dirsvc.Partner)
 	}
 	return dirsvc.StaffOnly
 }

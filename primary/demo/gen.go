@@ -133,6 +133,10 @@ type gen struct {
 	// counters of IDs and identifiers
 	locN, roleN, tombOrgN, phoneN, hpioN, hpiiN, abnN, ahpraN, extraN int
 
+	// the audience matrix (matrix.go): services restricted so far, and the locality of its records
+	svcMatrixN int
+	matrixHome *Locality
+
 	// the latest live records every audience sees, survivors of merges
 	lastOrg, lastSvc, lastPrac string
 	lastLivePrac               string
@@ -469,7 +473,7 @@ func (g *gen) plan() {
 	pmark(g.pick(livePrac, quota(nPrac, 0.08)), pfEndedRole)
 
 	g.recent = make([][]svcRT, len(ptypes))
-	g.colls = g.collectionPlans()
+	g.colls = append(g.collectionPlans(), g.matrixCollections()...)
 }
 
 // refinersOf returns the local types visible to everyone that refine the platform type.
@@ -499,5 +503,6 @@ func (g *gen) run() {
 		}
 		g.writeOrganisation(i)
 	}
+	g.writeMatrix()
 	g.writeCollections()
 }

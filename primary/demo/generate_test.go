@@ -513,8 +513,9 @@ func (a *audit) run() {
 		}
 		a.identifiers(o.PublicID, o.Identifiers, ctx)
 		if o.PostalAddress != nil {
-			a.text(o.PublicID+" postal address", o.PostalAddress.Lines[0], ctx)
+			a.text(o.PublicID+" postal address", o.PostalAddress.Lines[0], ctx&addressAudiences(o.PostalAddress))
 		}
+		a.staffNotes(&o.Meta)
 		for _, l := range o.Leadership {
 			what := o.PublicID + " leader " + l.Title
 			lctx := ctx & pp
@@ -533,18 +534,21 @@ func (a *audit) run() {
 				a.text(what+" staff notes", l.StaffNotes, dirsvc.StaffOnly)
 			}
 			for _, c := range l.Contacts {
-				a.contact(what, c, lctx, dirsvc.StaffOnly)
+				// A leader's contact is shown to every holder of the leadership scope when it is
+				// shown to health professionals, else to nobody.
+				shown := lctx
+				if !c.VisibleTo.Or(dirsvc.StaffOnly).Has(dirsvc.Professional) {
+					shown = dirsvc.StaffOnly
+				}
+				a.contact(what, dirsvc.Contact{Kind: c.Kind, Value: c.Value}, shown, dirsvc.Everyone)
 			}
 		}
 	}
 	for _, l := range d.Locs {
 		ctx := a.orgAud(l.Organisation) & recordAudiences(&l.Meta)
 		a.text("location "+l.PublicID+" name", l.Name, ctx)
-		line := ctx
-		if l.Address.Withheld {
-			line &= l.Address.VisibleTo.Or(dirsvc.StaffOnly)
-		}
-		a.text(l.PublicID+" address", l.Address.Lines[0], line)
+		a.text(l.PublicID+" address", l.Address.Lines[0], ctx&addressAudiences(&l.Address))
+		a.staffNotes(&l.Meta)
 		for _, c := range l.Contacts {
 			a.contact(l.PublicID, c, ctx, dirsvc.Everyone)
 		}
@@ -562,6 +566,7 @@ func (a *audit) run() {
 		if s.Website != "" {
 			a.text(s.PublicID+" website", s.Website, ctx)
 		}
+		a.staffNotes(&s.Meta)
 	}
 	pracAud := map[string]dirsvc.Audiences{}
 	for _, p := range d.Pracs {
@@ -587,6 +592,11 @@ func (a *audit) run() {
 		if p.Photo != "" {
 			a.text(p.PublicID+" photo", p.Photo, field(dirsvc.FieldPhoto))
 		}
+		for _, x := range p.Identifiers {
+			if x.VisibleTo != 0 {
+				a.text(p.PublicID+" identifier", x.Value, field(dirsvc.FieldIdentifiers)&x.VisibleTo)
+			}
+		}
 		if ids := field(dirsvc.FieldIdentifiers); ids.Restricted() && len(p.Identifiers) > 0 {
 			marked := false
 			for _, x := range p.Identifiers {
@@ -601,6 +611,7 @@ func (a *audit) run() {
 		for _, c := range p.Contacts {
 			a.contact(p.PublicID, c, name, dirsvc.StaffOnly)
 		}
+		a.staffNotes(&p.Meta)
 	}
 	for _, r := range d.Roles {
 		ctx := svcAud[r.Service] & pracAud[r.Practitioner] & recordAudiences(&r.Meta)
@@ -608,6 +619,24 @@ func (a *audit) run() {
 		for _, c := range r.Contacts {
 			a.contact(r.PublicID, c, ctx, dirsvc.Everyone)
 		}
+		a.staffNotes(&r.Meta)
+	}
+}
+
+// addressAudiences returns who may see an address: its audiences, else everyone, or staff only when
+// it is withheld. Withheld or not, an address's audiences hold.
+func addressAudiences(ad *dirsvc.Address) dirsvc.Audiences {
+	if ad.Withheld {
+		return ad.VisibleTo.Or(dirsvc.StaffOnly)
+	}
+	return ad.VisibleTo.Or(dirsvc.Everyone)
+}
+
+// staffNotes checks that a record's staff notes, if any, are marked staff only.
+func (a *audit) staffNotes(m *dirsvc.Meta) {
+	a.t.Helper()
+	if m.StaffNotes != "" {
+		a.text(m.PublicID+" staff notes", m.StaffNotes, dirsvc.StaffOnly)
 	}
 }
 
@@ -928,6 +957,19 @@ func TestCanariesAndLeaksKnownAnswers(t *testing.T) {
 	if got := Canaries(clean); len(got) != 0 {
 		t.Errorf("Canaries(clean) = %q", got)
 	}
+	public := []byte(`{"a":"+61 2 5550 5001","b":"(02) 5550 6002","c":"02 5550 7003","d":"canary-public.partner-x","e":"canary-public-x"}`)
+	for _, tc := range []struct {
+		a    dirsvc.Audience
+		want []string
+	}{
+		{dirsvc.Public, nil},
+		{dirsvc.Professional, []string{"+61255505001", "+61255507003", "canary-public-x", "canary-public.partner-x"}},
+		{dirsvc.Partner, []string{"+61255505001", "+61255506002", "canary-public-x"}},
+	} {
+		if got := Leaks(public, tc.a); !slices.Equal(got, tc.want) {
+			t.Errorf("Leaks(%s) of markers the public may see = %q\nwant %q", tc.a, got, tc.want)
+		}
+	}
 	if got := Leaks([]byte(`{"a":"+61 2 5550 9123","b":"canary-public.professional.partner-x"}`), dirsvc.Public); !slices.Equal(got, []string{"+61255509123"}) {
 		t.Errorf("a number of the range with an unknown digit must count as staff only; got %q", got)
 	}
@@ -944,6 +986,9 @@ func TestMarkerScheme(t *testing.T) {
 		{proPartner, "canary-professional.partner-x", 2},
 		{partnerOnly, "canary-partner-x", 3},
 		{professional, "canary-professional-x", 4},
+		{dirsvc.AudiencesOf(dirsvc.Public), "canary-public-x", 5},
+		{dirsvc.AudiencesOf(dirsvc.Public, dirsvc.Professional), "canary-public.professional-x", 6},
+		{dirsvc.AudiencesOf(dirsvc.Public, dirsvc.Partner), "canary-public.partner-x", 7},
 	} {
 		if got := markerFor(tc.s); got != tc.text {
 			t.Errorf("markerFor(%s) = %q, want %q", tc.s, got, tc.text)

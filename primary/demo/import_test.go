@@ -216,8 +216,9 @@ func hidden(v string, a dirsvc.Audience) bool { return len(demo.Leaks([]byte(v),
 
 // TestHiddenValuesCarryCanaries compares each record with its projection for each served audience:
 // a record left out must carry a marker in its name, and a detail left out of a view (a contact, an
-// identifier, a withheld address, a private practitioner field) must carry one in its value. This
-// shows the markers are never laxer than what the service hides.
+// identifier, an address or postal address, a local type, a private practitioner field, staff
+// notes) must carry one in its value. This shows the markers are never laxer than what the service
+// hides.
 func TestHiddenValuesCarryCanaries(t *testing.T) {
 	for _, d := range demos(t) {
 		name, snap := d.name, d.snap
@@ -277,11 +278,26 @@ func TestHiddenValuesCarryCanaries(t *testing.T) {
 						t.Errorf("%s: %s keeps identifiers from %s but none of them carries a marker", name, id, a)
 					}
 				}
+				// Staff notes are never projected: they must carry a marker every served tier lacks.
+				if m.StaffNotes != "" && !hidden(m.StaffNotes, a) {
+					t.Errorf("%s: %s staff notes %q carry no marker against %s", name, id, m.StaffNotes, a)
+				}
+				localTypes := func(codes []string, shown []dirsvc.LocalTypeRef) {
+					for _, c := range codes {
+						lt := snap.Taxonomy.LocalType(c)
+						if lt != nil && !slices.ContainsFunc(shown, func(s dirsvc.LocalTypeRef) bool { return s.ID == c }) && !hidden(lt.Label, a) {
+							t.Errorf("%s: %s local type %s is hidden from %s but %q carries no marker", name, id, c, a, lt.Label)
+						}
+					}
+				}
 				switch x := r.(type) {
 				case *dirsvc.Organisation:
 					ov := v.(*dirsvc.OrganisationView)
 					contacts(x.Contacts, ov.Contacts)
 					idents(x.Identifiers, ov.Identifiers)
+					if x.PostalAddress != nil && ov.PostalAddress == nil && !hidden(x.PostalAddress.Lines[0], a) {
+						t.Errorf("%s: %s postal address hidden from %s but %q carries no marker", name, id, a, x.PostalAddress.Lines[0])
+					}
 				case *dirsvc.Location:
 					lv := v.(*dirsvc.LocationView)
 					contacts(x.Contacts, lv.Contacts)
@@ -293,8 +309,11 @@ func TestHiddenValuesCarryCanaries(t *testing.T) {
 					sv := v.(*dirsvc.ServiceView)
 					contacts(x.Contacts, sv.Contacts)
 					idents(x.Identifiers, sv.Identifiers)
+					localTypes(x.LocalTypes, sv.Specialties)
 				case *dirsvc.PractitionerRole:
-					contacts(x.Contacts, v.(*dirsvc.RoleView).Contacts)
+					rv := v.(*dirsvc.RoleView)
+					contacts(x.Contacts, rv.Contacts)
+					localTypes(x.Specialties, rv.Specialties)
 				case *dirsvc.Practitioner:
 					pv := v.(*dirsvc.PractitionerView)
 					contacts(x.Contacts, pv.Contacts)

@@ -152,7 +152,7 @@ func (g *gen) writePractitioner(p int, domain string, svcs []svcRT) {
 	}
 	given, family := g.personName(gender)
 	pr := &dirsvc.Practitioner{
-		Meta:   dirsvc.Meta{PublicID: id, State: stateOf[st]},
+		Meta:   dirsvc.Meta{PublicID: id, State: stateOf[st], StaffNotes: staffNote(p, false)},
 		Given:  given,
 		Gender: gender,
 	}
@@ -388,7 +388,7 @@ func (g *gen) writeRole(pracID string, sv *svcRT, title string, pracEff dirsvc.A
 	g.roleN++
 	eff := sv.eff & pracEff
 	r := &dirsvc.PractitionerRole{
-		Meta:         dirsvc.Meta{PublicID: id},
+		Meta:         dirsvc.Meta{PublicID: id, StaffNotes: staffNote(g.roleN, false)},
 		Practitioner: pracID,
 		Service:      sv.id,
 		Title:        withMarker(title, eff),

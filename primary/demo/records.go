@@ -159,6 +159,7 @@ func (g *gen) writeTaxonomy() {
 		}
 		g.emit(localTypeLine{"localType", lt})
 	}
+	g.matrixTaxonomy()
 	for _, p := range g.programs() {
 		g.emit(termLine{"program", &dirsvc.Term{Code: p.code, Name: p.name}})
 	}
@@ -346,7 +347,7 @@ func (g *gen) writeOrganisation(oi int) {
 	name := g.orgName(a, home)
 	domain := domainOf(name)
 	org := &dirsvc.Organisation{
-		Meta: dirsvc.Meta{PublicID: g.id("org_", oi, saltOrg), State: stateOf[op.state]},
+		Meta: dirsvc.Meta{PublicID: g.id("org_", oi, saltOrg), State: stateOf[op.state], StaffNotes: staffNote(oi, false)},
 		Name: withMarker(name, eff),
 	}
 	if op.state == stReduced {
@@ -500,7 +501,7 @@ func (g *gen) writeLocation(op *orgPlan, org *dirsvc.Organisation, orgName, doma
 		}
 	}
 	loc := &dirsvc.Location{
-		Meta:         dirsvc.Meta{PublicID: id, State: stateOf[st]},
+		Meta:         dirsvc.Meta{PublicID: id, State: stateOf[st], StaffNotes: staffNote(g.locN, false)},
 		Organisation: org.PublicID,
 		Name:         withMarker(name, eff),
 		Areas:        areasOf(l),
@@ -685,13 +686,17 @@ func (g *gen) writeService(op *orgPlan, org *dirsvc.Organisation, orgName, domai
 	if tombstone(st) {
 		eff = orgEff
 	}
+	matrix := g.matrixServiceAudiences(s, st, feat, orgEff)
+	if matrix != 0 {
+		eff &= matrix
+	}
 	tmpl := g.one(t.names)
 	name := tmpl + " – " + loc.loc.Name
 	if first, _, _ := strings.Cut(strings.ToLower(tmpl), " "); g.chance(0.35) && !strings.Contains(strings.ToLower(orgName), first) {
 		name = orgName + " " + lowerFirst(tmpl)
 	}
 	svc := &dirsvc.Service{
-		Meta:         dirsvc.Meta{PublicID: id, State: stateOf[st]},
+		Meta:         dirsvc.Meta{PublicID: id, State: stateOf[st], VisibleTo: matrix, StaffNotes: staffNote(s, false)},
 		Organisation: org.PublicID,
 		Location:     loc.id,
 		Name:         withMarker(name, eff),
@@ -731,6 +736,9 @@ func (g *gen) writeService(op *orgPlan, org *dirsvc.Organisation, orgName, domai
 	}
 	if len(svc.LocalTypes) > 3 {
 		svc.LocalTypes = svc.LocalTypes[:3]
+	}
+	if feat&sfAllContactKinds != 0 {
+		svc.LocalTypes = append(svc.LocalTypes, matrixLocalTypes()...)
 	}
 
 	progs := t.programsAU
@@ -795,6 +803,10 @@ func (g *gen) writeService(op *orgPlan, org *dirsvc.Organisation, orgName, domai
 	}
 
 	svc.Contacts = g.serviceContacts(t, feat, loc.loc, domain, eff)
+	if feat&sfAllContactKinds != 0 {
+		svc.Contacts = append(svc.Contacts, g.matrixContacts(loc.loc, domain, "intake", everyone, eff)...)
+		svc.Identifiers = g.matrixIdentifiers("intake_ref", eff)
+	}
 	if g.chance(0.35) {
 		svc.Website = markURL("https://"+domain+"/services/"+slugify(tmpl), eff)
 	}

@@ -1,0 +1,88 @@
+package dirdb
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// Republish publishes every record of the directory again from the canonical forms ops.db keeps,
+// exactly as importing the same directory again would: a view that the projection now makes
+// differently (after an upgrade that changed what an audience may see) is published as a new
+// version, with its events; everything else changes nothing and writes no event. It reads and
+// writes in one write, so no change made meanwhile is undone.
+func (d *Directory) Republish(ctx context.Context) (dirsvc.ImportStats, error) {
+	return d.write(ctx, func(w *writeTx) error {
+		snap, err := w.loadSnapshot()
+		if err != nil {
+			return err
+		}
+		return w.importSnapshot(snap)
+	})
+}
+
+// loadSnapshot reads the directory as last written: its description, taxonomy, collections and the
+// canonical form of every record.
+func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {
+	snap := &dirsvc.Snapshot{}
+	var dirDoc, taxDoc []byte
+	err := w.ops.QueryRowContext(w.ctx, "SELECT directory, taxonomy FROM source_directory WHERE id = 1").Scan(&dirDoc, &taxDoc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, dirsvc.ErrNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("read source directory: %w", err)
+	}
+	if err := json.Unmarshal(dirDoc, &snap.Directory); err != nil {
+		return nil, fmt.Errorf("decode source directory: %w", err)
+	}
+	if err := json.Unmarshal(taxDoc, &snap.Taxonomy); err != nil {
+		return nil, fmt.Errorf("decode source taxonomy: %w", err)
+	}
+	if err := w.eachRow(w.ops, "SELECT doc FROM source_collections ORDER BY slug", func(rows *sql.Rows) error {
+		var doc []byte
+		var c dirsvc.Collection
+		if err := rows.Scan(&doc); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(doc, &c); err != nil {
+			return fmt.Errorf("decode source collection: %w", err)
+		}
+		snap.Collections = append(snap.Collections, c)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	err = w.eachRow(w.ops, "SELECT kind, doc FROM source_records ORDER BY public_id", func(rows *sql.Rows) error {
+		var kind string
+		var doc []byte
+		if err := rows.Scan(&kind, &doc); err != nil {
+			return err
+		}
+		rec, err := decodeRecord(dirsvc.Kind(kind), doc)
+		if err != nil {
+			return err
+		}
+		snap.Records = append(snap.Records, rec)
+		return nil
+	})
+	return snap, err
+}
+
+// eachRow runs a query in tx and calls fn on each row.
+func (w *writeTx) eachRow(tx *sql.Tx, query string, fn func(*sql.Rows) error) error {
+	rows, err := tx.QueryContext(w.ctx, query)
+	if err != nil {
+		return fmt.Errorf("read sources: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
