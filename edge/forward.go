@@ -1,9 +1,9 @@
 package edge
 
 import (
-	"errors"
 	"context"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
