@@ -6,6 +6,12 @@ import (
 	"strings"
 )
 
+// ProjectionVersion is the version of the projection rules. It goes up with every change that shows
+// some audience less than before (version 2: an address's audiences hold whether or not it is
+// withheld); a primary publishes again, before it serves, every directory whose stored views an
+// older version made, so the change reaches every copy without anyone importing again.
+const ProjectionVersion = 2
+
 // Lookup gives the projection gate the records a record's view depends on. Implementations return nil
 // for a record they do not hold.
 type Lookup interface {

@@ -25,6 +25,19 @@ func (d *Directory) Republish(ctx context.Context) (dirsvc.ImportStats, error) {
 	})
 }
 
+// StaleViews reports whether the directory's stored views were made by an older version of the
+// projection rules than dirsvc.ProjectionVersion (Republish makes them anew).
+func (d *Directory) StaleViews(ctx context.Context) (bool, error) {
+	if d.writer == nil {
+		return false, errReplica
+	}
+	var v int
+	if err := d.writer.QueryRowContext(ctx, "SELECT version FROM projection WHERE id = 1").Scan(&v); err != nil {
+		return false, fmt.Errorf("read the projection version: %w", err)
+	}
+	return v < dirsvc.ProjectionVersion, nil
+}
+
 // loadSnapshot reads the directory as last written: its description, taxonomy, collections and the
 // canonical form of every record.
 func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {

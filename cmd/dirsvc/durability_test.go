@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/replicate/s3test"
+	_ "modernc.org/sqlite" // the pure-Go driver, to age a stored view
 )
 
 // health reads a node's health route.
@@ -266,5 +268,40 @@ func copyTree(t testing.TB, from, to string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAStartRepublishesViewsOfOlderRules stores a view as an older build of the projection rules
+// made it (a withheld address shown to the public, the rules' version 1) and starts a primary on
+// the folder: before it serves, the directory is published again, so the first public read of the
+// site shows no address, and the change is replicated like any other.
+func TestAStartRepublishesViewsOfOlderRules(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	data := importedFolder(t, bin)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "dirs", "small", "directory.db")+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := `"address":{"lines":["9 Quiet Lane canary-staff-x"]`
+	for _, q := range []string{
+		`UPDATE projections SET body = CAST(replace(CAST(body AS TEXT), '"address":null', '` + stale + `') AS BLOB) WHERE public_id = 'loc_refuge' AND audiences & 1 != 0`,
+		`UPDATE records SET view_hash = x'00' WHERE public_id = 'loc_refuge'`,
+		`UPDATE projection SET version = 1`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	addr, _, log := startMode(t, bin, "primary", "--data", data, "--replica-dir", t.TempDir())
+	a := get(t, addr, "/v1/d/small/locations/loc_refuge?view=brief", nil)
+	if a.status != 200 || strings.Contains(string(a.body), "canary-staff-x") {
+		t.Errorf("the first public read after the start: %d %s", a.status, a.body)
+	}
+	if !strings.Contains(log.String(), "republished under the current projection rules") {
+		t.Errorf("the start did not say it republished:\n%s", log)
 	}
 }

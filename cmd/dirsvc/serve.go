@@ -89,6 +89,9 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		}
 	}
 	defer closeStore()
+	if err := m.republishStale(ctx, store); err != nil {
+		return err
+	}
 	var rep *replicate.Replicator
 	if tf == nil {
 		if err := m.loadDemoIfEmpty(ctx, store); err != nil {
@@ -233,6 +236,40 @@ func (m *Main) serveHTTP(ctx context.Context, ln net.Listener, handler http.Hand
 		return err
 	}
 	m.Log.Info("stopped")
+	return nil
+}
+
+// republishStale publishes again every directory whose stored views an older version of the
+// projection rules made (see dirsvc.ProjectionVersion), before anything is served or replicated: an
+// upgrade that shows some audience less than before holds from the first answer, on every copy.
+func (m *Main) republishStale(ctx context.Context, store *dirdb.Store) error {
+	slugs, err := store.Slugs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, slug := range slugs {
+		d, err := store.Directory(ctx, slug)
+		if err != nil {
+			// Its reads answer 500 and say why; the other directories are served.
+			m.Log.Error("a directory cannot be opened", "directory", slug, "err", err)
+			continue
+		}
+		stale, err := d.StaleViews(ctx)
+		if err != nil {
+			return fmt.Errorf("directory %s: %w", slug, err)
+		} else if !stale {
+			continue
+		}
+		start := time.Now()
+		stats, err := d.Republish(ctx)
+		if errors.Is(err, dirsvc.ErrNotFound) {
+			continue // never imported: no views to make
+		} else if err != nil {
+			return fmt.Errorf("republish %s under the current projection rules: %w", slug, err)
+		}
+		m.Log.Info("republished under the current projection rules", "directory", slug, "version", dirsvc.ProjectionVersion,
+			"updated", stats.Updated, "unchanged", stats.Unchanged, "events", stats.Events, "duration", time.Since(start))
+	}
 	return nil
 }
 
