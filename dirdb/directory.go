@@ -74,8 +74,8 @@ func openDirectory(ctx context.Context, s *Store, slug string) (*Directory, erro
 		return nil, err
 	}
 	// Watched once a connection has the file open (a WAL file's index exists from then on), and before
-	// anything is kept of it.
-	if d.file, err = os.Stat(path); err == nil {
+	// anything is kept of it. An edge's copy changes only inside Exclusive, which calls changed.
+	if d.file, err = os.Stat(path); err == nil && !s.replica {
 		d.watch, err = newFileWatch(path)
 	}
 	if err != nil {
@@ -88,7 +88,19 @@ func openDirectory(ctx context.Context, s *Store, slug string) (*Directory, erro
 // fresh drops what readers keep of the published file if any connection or process committed to it
 // since the last look.
 func (d *Directory) fresh() error {
+	if d.watch == nil {
+		return nil
+	}
 	return d.watch.check(func() error { d.changed(); return nil })
+}
+
+// committed drops what readers keep of the published file after a commit of this process.
+func (d *Directory) committed() {
+	if d.watch == nil {
+		d.changed()
+		return
+	}
+	d.watch.committed(d.changed)
 }
 
 // replaced reports whether the directory's file is no longer the one it opened (another process

@@ -1,105 +1,95 @@
 package dirdb
 
 import (
+	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
-// Any process may commit to a file (the service, a command run beside it, an edge's follower), and
-// every reader of the file must see the commit from its next read on. What a long-running process
-// keeps of a file (hot readers' snapshots, views, descriptions, keys) is therefore checked against
-// the file on every read, by a fileWatch.
+// Any process may commit to a file (the service, a command run beside it such as `dirsvc record`),
+// and every reader of the file must see the commit from its next read on. What a long-running
+// process keeps of a WAL file (hot readers' snapshots, views, descriptions, keys) is therefore
+// checked against the file whenever it is handed out, by a fileWatch.
 //
-// The check reads a few bytes that SQLite changes on every commit, by any connection of any process:
+// The check reads the header of the file's wal-index, the first 48 bytes of its -shm file, which
+// SQLite rewrites on every commit by any connection of any process (its change counter iChange
+// moves each time; https://www.sqlite.org/walformat.html, "the WAL-index header"). The database
+// header's own change counter does not move on WAL commits. The -shm file is mapped, so a look is a
+// few loads from memory (about 30 ns, BenchmarkFreshnessCheck); where it cannot be mapped, a pread
+// (about 0.7 µs). PRAGMA data_version, which starts and ends a read transaction, cost about 4 µs
+// here: too much for every read.
 //
-//   - in WAL mode, the header of the wal-index in the -shm file (its first 48 bytes; the change
-//     counter iChange at offset 8 moves on every commit, https://www.sqlite.org/walformat.html).
-//     The database header's change counter does not move on WAL commits;
-//   - in rollback-journal mode (an edge's copies), the database header (its change counter at offset
-//     24 moves on every commit, and on every change the follower applies).
-//
-// One pread of those bytes costs about a microsecond (BenchmarkFreshnessCheck), where PRAGMA
-// data_version, which starts and ends a read transaction, cost about 4 µs here: the check is cheap
-// enough to run before every read, so a commit is seen by the next read, not after an interval.
+// An edge's copies of directory files are in rollback-journal mode and are changed only by the
+// edge's follower, in process, inside Store.Exclusive: they need no watch.
 
-// watchedFile is a descriptor a watch reads a file through. Closing any descriptor of a file drops
-// every POSIX lock the process holds on it, SQLite's included (SQLite's WAL locks on -shm are POSIX
-// locks), which would let another process reset a WAL or its index under this one. So descriptors
-// are shared by every watch of the process and never closed while their file is in place: one per
-// file the process ever watched. One whose file was replaced (a directory dropped and imported again)
-// is closed then: no process can open a removed file, so its locks protect nothing.
+// watchedFile is a -shm file a watch reads, opened once per process. Closing any descriptor of a
+// file drops every POSIX lock the process holds on it, and SQLite's WAL locks on -shm are POSIX
+// locks: closing one would let another process reset the WAL index under this one. So the
+// descriptor is never closed, and the mapping never unmapped (a watch may still read it), while the
+// process runs: one per -shm file the process ever watched (a directory dropped and made anew by
+// another process leaves one behind).
 type watchedFile struct {
 	f    *os.File
 	info os.FileInfo
+	mem  []byte // the file's first page, mapped; nil where it could not be
 }
 
-// watchedFiles are the process's descriptors by path (see watchedFile). Package state, because the
+// watchedFiles are the process's -shm files by path (see watchedFile). Package state, because the
 // locks it protects belong to the process, not to a Store: two stores of one process share them.
 var watchedFiles = struct {
 	sync.Mutex
 	m map[string]watchedFile
 }{m: map[string]watchedFile{}}
 
-// openWatched returns the process's descriptor of the file at path.
-func openWatched(path string) (*os.File, error) {
+// openWatched returns the process's watched file at path.
+func openWatched(path string) (watchedFile, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return watchedFile{}, err
 	}
 	watchedFiles.Lock()
 	defer watchedFiles.Unlock()
-	if w, ok := watchedFiles.m[path]; ok {
-		if os.SameFile(w.info, st) {
-			return w.f, nil
-		}
-		w.f.Close() // a removed file (see watchedFile)
-		delete(watchedFiles.m, path)
+	if w, ok := watchedFiles.m[path]; ok && os.SameFile(w.info, st) {
+		return w, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return watchedFile{}, err
 	}
-	if st, err = f.Stat(); err != nil {
-		f.Close()
-		return nil, err
+	w := watchedFile{f: f}
+	if w.info, err = f.Stat(); err != nil {
+		return watchedFile{}, err // f stays open: see watchedFile
 	}
-	watchedFiles.m[path] = watchedFile{f, st}
-	return f, nil
+	w.mem, _ = mapHeader(f) // without a mapping, looks read the file
+	watchedFiles.m[path] = w
+	return w, nil
 }
 
-// fileWatch tells whether a SQLite file changed since the last look, by whichever connection or
-// process, and runs the change's consequences once.
+// walIndexHeader is the size of the wal-index header that looks compare.
+const walIndexHeader = 48
+
+// fileWatch tells whether a WAL-mode SQLite file changed since the last look, by whichever
+// connection or process, and runs the change's consequences once.
 type fileWatch struct {
-	f    *os.File
-	size int // the bytes at the file's start that change on every commit
+	shm watchedFile
 
 	mu   sync.Mutex    // held while a change's consequences run
-	last atomic.Uint64 // digest of the bytes at the last look whose consequences ran
+	last atomic.Uint64 // digest of the header at the last look whose consequences ran
 }
 
-// newFileWatch returns a watch of the SQLite file at path, which must exist and be open in this
-// process (in WAL mode, its -shm file exists while a connection has it open). Its first look is now.
+// newFileWatch returns a watch of the WAL-mode SQLite file at path, which a connection of this
+// process must have open (its -shm file exists from then on until the last connection of every
+// process closes). Its first look is now.
 func newFileWatch(path string) (*fileWatch, error) {
-	// The database file is read through the kept descriptor too: closing one of its own would drop
-	// the SHARED lock every WAL connection of this process holds on it.
-	db, err := openWatched(path)
+	shm, err := openWatched(path + "-shm")
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", path, err)
 	}
-	hdr := make([]byte, 100)
-	if _, err := db.ReadAt(hdr, 0); err != nil {
-		return nil, fmt.Errorf("watch %s: read the header: %w", path, err)
-	}
-	w := &fileWatch{f: db, size: 100}
-	if hdr[18] == 2 { // WAL
-		w.size = 48
-		if w.f, err = openWatched(path + "-shm"); err != nil {
-			return nil, fmt.Errorf("watch %s: %w", path, err)
-		}
-	}
+	w := &fileWatch{shm: shm}
 	v, err := w.look()
 	if err != nil {
 		return nil, err
@@ -108,16 +98,35 @@ func newFileWatch(path string) (*fileWatch, error) {
 	return w, nil
 }
 
-// look returns a digest of the bytes that change on every commit.
+// look returns a digest of the wal-index header (FNV-1a over its words).
 func (w *fileWatch) look() (uint64, error) {
-	var buf [100]byte
-	b := buf[:w.size]
-	if _, err := w.f.ReadAt(b, 0); err != nil {
-		return 0, fmt.Errorf("watch %s: %w", w.f.Name(), err)
+	var b [walIndexHeader]byte
+	if w.shm.mem == nil || !copyMapped(b[:], w.shm.mem) {
+		if _, err := w.shm.f.ReadAt(b[:], 0); err != nil {
+			return 0, fmt.Errorf("watch %s: %w", w.shm.f.Name(), err)
+		}
 	}
-	h := fnv.New64a()
-	h.Write(b)
-	return h.Sum64(), nil
+	h := uint64(14695981039346656037)
+	for i := 0; i < walIndexHeader; i += 8 {
+		h = (h ^ binary.NativeEndian.Uint64(b[i:])) * 1099511628211
+	}
+	return h, nil
+}
+
+// copyMapped copies the mapped header into dst, a word at a time (another process writes it); false
+// if the mapping faults (the file was cut shorter, which SQLite does only while no process has it
+// open: then the file is read instead).
+func copyMapped(dst, mem []byte) (ok bool) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	for i := 0; i+8 <= len(dst); i += 8 {
+		binary.NativeEndian.PutUint64(dst[i:], atomic.LoadUint64((*uint64)(unsafe.Pointer(&mem[i]))))
+	}
+	return true
 }
 
 // check runs changed if the file changed since the last look, and returns once it has run: a
