@@ -170,12 +170,12 @@ func TestAnotherStoresDropAndNewImportAreSeenByTheNextRead(t *testing.T) {
 	}
 }
 
-// BenchmarkCommitToVisible measures how long a commit by another store (the connections another
+// BenchmarkAnotherStoresCommitToVisible measures how long a commit by another store (the connections another
 // process would use) takes to be seen by the server's store: from the end of the other store's
 // takedown or restore of a record to the end of the server's first read that shows it. Every
 // first read must show it. It reports the median and 99th percentile, and the same figures for a
 // read with no commit before it.
-func BenchmarkCommitToVisible(b *testing.B) {
+func BenchmarkAnotherStoresCommitToVisible(b *testing.B) {
 	server, other := openTwice(b)
 	read := func() bool { return readRecord(b, server, "svc_gp", dirsvc.Public).View != nil }
 	var after, plain []time.Duration

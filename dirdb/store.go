@@ -104,11 +104,15 @@ func (s *Store) retireDropped(ctx context.Context) error {
 		if err := rows.Scan(&slug); err != nil {
 			rows.Close()
 			s.mu.Unlock()
-			return err
+			return fmt.Errorf("list directories: %w", err)
 		}
 		listed[slug] = true
 	}
 	rows.Close()
+	if err := rows.Err(); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("list directories: %w", err)
+	}
 	var retired []*Directory
 	for slug, e := range s.dirs {
 		select {
@@ -125,7 +129,7 @@ func (s *Store) retireDropped(ctx context.Context) error {
 	for _, d := range retired {
 		d.retire()
 	}
-	return rows.Err()
+	return nil
 }
 
 // retire closes a directory that is no longer served, once the reads under way are done.

@@ -106,7 +106,9 @@ type look struct {
 
 // A file unchanged for quietLooks looks in a row is looked at only every quietEvery intervals (a
 // write through the primary's own API syncs at once anyway): a primary of many idle directories
-// spends its time on the few that change.
+// spends its time on the few that change. The platform file is never quiet: it changes rarely, and
+// mostly by a command run beside the primary (a switch, a client's keys), which edges must see as
+// soon as a write of the primary's own.
 const (
 	quietLooks = 300
 	quietEvery = 10
@@ -131,7 +133,7 @@ func (r *Replicator) watch(ctx context.Context) {
 		dbs := r.snapshot()
 		for name, db := range dbs {
 			prev, seen := looks[name]
-			if seen && prev.quiet >= quietLooks && (tick+len(name))%quietEvery != 0 {
+			if seen && prev.quiet >= quietLooks && name != "platform" && (tick+len(name))%quietEvery != 0 {
 				continue
 			}
 			st, err := os.Stat(db.WALPath())

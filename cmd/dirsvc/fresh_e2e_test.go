@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,4 +221,39 @@ func TestClusterSeesCommandWritesOnThePrimary(t *testing.T) {
 	step("a takedown", "/v1/d/small/services/svc_gp", nil, 404, rec("takedown")...)
 	step("a restore", "/v1/d/small/services/svc_gp", nil, 200, rec("restore")...)
 	step("a close", "/v1/d/small/services/svc_gp", nil, 410, rec("close")...)
+}
+
+// BenchmarkCommandToVisible measures how long a command's commit on a running primary's folder
+// (`dirsvc record takedown` and `restore` in turn, each a process) takes to be seen: at the primary,
+// the first read after the command ends must show it, and its time is reported; at the edge, reads
+// every millisecond until one shows it, from the command's end. It reports medians and 99th
+// percentiles.
+func BenchmarkCommandToVisible(b *testing.B) {
+	c := startCluster(b)
+	const path = "/v1/d/small/services/svc_gp"
+	var primaryRead, edgeLag []time.Duration
+	for i := 0; b.Loop(); i++ {
+		op, want := "takedown", 404
+		if i%2 == 1 {
+			op, want = "restore", 200
+		}
+		get(b, c.primary, path, nil)
+		command(b, c.bin, "record", "--data", c.primaryData, "--dir", "small", op, "svc_gp")
+		done := time.Now()
+		if a := get(b, c.primary, path, nil); a.status != want {
+			b.Fatalf("the primary's first read after %s: %d, want %d", op, a.status, want)
+		}
+		primaryRead = append(primaryRead, time.Since(done))
+		for get(b, c.edge, path, nil).status != want {
+			time.Sleep(time.Millisecond) // a client polling the edge
+		}
+		edgeLag = append(edgeLag, time.Since(done))
+	}
+	report := func(ds []time.Duration, unit string, scale float64) {
+		slices.Sort(ds)
+		b.ReportMetric(float64(ds[len(ds)/2].Nanoseconds())/scale, unit+"-p50")
+		b.ReportMetric(float64(ds[len(ds)*99/100].Nanoseconds())/scale, unit+"-p99")
+	}
+	report(primaryRead, "primary-first-read-ms", 1e6)
+	report(edgeLag, "edge-ms", 1e6)
 }
