@@ -19,7 +19,7 @@ import (
 // SQLite rewrites on every commit by any connection of any process (its change counter iChange
 // moves each time; https://www.sqlite.org/walformat.html, "the WAL-index header"). The database
 // header's own change counter does not move on WAL commits. The -shm file is mapped, so a look is a
-// few loads from memory (about 30 ns, BenchmarkFreshnessCheck); where it cannot be mapped, a pread
+// few loads from memory (20 to 50 ns, BenchmarkFreshnessCheck); where it cannot be mapped, a pread
 // (about 0.7 µs). PRAGMA data_version, which starts and ends a read transaction, cost about 4 µs
 // here: too much for every read.
 //

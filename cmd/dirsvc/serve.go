@@ -44,7 +44,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if mode == "primary" {
 		tf = addTargetFlags(fs)
 		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream and to forward requests, at least 16 characters ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
-		interval = fs.Duration("sync-interval", envDuration("DIRSVC_SYNC_INTERVAL", replicate.DefaultInterval), "how often each file is looked at for new commits to copy to the replica target; a file unchanged for 30 s is looked at every second ($DIRSVC_SYNC_INTERVAL)")
+		interval = fs.Duration("sync-interval", envDuration("DIRSVC_SYNC_INTERVAL", replicate.DefaultInterval), "how often each file is looked at for new commits to copy to the replica target, by this process or another ($DIRSVC_SYNC_INTERVAL)")
 	}
 	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", at least 16 characters ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
 	hf := addHTTPFlags(fs)
