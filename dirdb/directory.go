@@ -91,6 +91,9 @@ func (d *Directory) fresh() error {
 	if d.watch == nil {
 		return nil
 	}
+	// Under the gate's read side, as a read: a directory being retired is closed under its write side.
+	d.gate.RLock()
+	defer d.gate.RUnlock()
 	return d.watch.check(func() error { d.changed(); return nil })
 }
 
