@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"os"
@@ -24,7 +25,7 @@ func command(t testing.TB, bin string, args ...string) []byte {
 	out, err := exec.Command(bin, args...).Output()
 	if err != nil {
 		var stderr []byte
-		if ee, ok := err.(*exec.ExitError); ok {
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 			stderr = ee.Stderr
 		}
 		t.Fatalf("dirsvc %s: %v\n%s", strings.Join(args, " "), err, stderr)
