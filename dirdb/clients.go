@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -246,16 +247,11 @@ func (s *Store) SetAccessRequestStatus(ctx context.Context, id int64, status str
 }
 
 // keyCache keeps the public token keys in memory: every authenticated request needs one, and no
-// request may wait on the database for it.
+// request may wait on the database for it. It is read again whenever the platform file changes.
 type keyCache struct {
-	mu     sync.RWMutex
-	keys   dirsvc.KeySet
-	loaded time.Time
+	mu   sync.RWMutex
+	keys dirsvc.KeySet
 }
-
-// keyReload bounds how often an unknown key ID makes the store look for keys added elsewhere (on an
-// edge, by replication), so forged key IDs cannot make every request query the database.
-const keyReload = 5 * time.Second
 
 // SigningKeys returns the public token keys, oldest first.
 func (s *Store) SigningKeys(ctx context.Context) ([]dirsvc.SigningKey, error) {
@@ -308,29 +304,24 @@ func (s *Store) reloadKeys(ctx context.Context) error {
 		set[k.ID] = k.Public
 	}
 	s.keys.mu.Lock()
-	s.keys.keys, s.keys.loaded = set, time.Now()
+	s.keys.keys = set
 	s.keys.mu.Unlock()
 	return nil
 }
 
-// TokenKey returns the public key named kid, looking again for keys added since the last look at
-// most every few seconds; it satisfies dirsvc.TokenKeys.
+// TokenKey returns the public key named kid, as the platform file holds it (a key added by another
+// process is found from its commit on); it satisfies dirsvc.TokenKeys.
 func (s *Store) TokenKey(kid string) (ed25519.PublicKey, bool) {
+	s.freshKeys()
 	s.keys.mu.RLock()
+	defer s.keys.mu.RUnlock()
 	k, ok := s.keys.keys[kid]
-	stale := time.Since(s.keys.loaded) > keyReload
-	s.keys.mu.RUnlock()
-	if ok || !stale {
-		return k, ok
-	}
-	if err := s.reloadKeys(context.Background()); err != nil {
-		return nil, false
-	}
-	return s.TokenKey(kid)
+	return k, ok
 }
 
 // PublicKeys returns every public token key, for the JWKS.
 func (s *Store) PublicKeys() dirsvc.KeySet {
+	s.freshKeys()
 	s.keys.mu.RLock()
 	defer s.keys.mu.RUnlock()
 	out := make(dirsvc.KeySet, len(s.keys.keys))
@@ -338,4 +329,12 @@ func (s *Store) PublicKeys() dirsvc.KeySet {
 		out[id] = k
 	}
 	return out
+}
+
+// freshKeys looks at the platform file before the keys are used. The keys' callers take no error:
+// one is logged, and the keys kept are used.
+func (s *Store) freshKeys() {
+	if err := s.fresh(context.Background()); err != nil {
+		slog.Error("look for changed token keys", "err", err)
+	}
 }

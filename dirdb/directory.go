@@ -20,10 +20,16 @@ import (
 //
 // Readers hold the gate's read side for a whole read; the edge's follower takes the write side while it
 // applies replicated pages, so no reader ever sees a half-applied transaction.
+//
+// What readers keep of the published file (the hot readers' snapshots, views, the description) is
+// checked against the file whenever the store hands the directory out (Store.Directory), so a commit
+// by any process is seen by every read that starts after it.
 type Directory struct {
 	slug  string
 	store *Store
 	gate  sync.RWMutex
+	watch *fileWatch  // directory.db
+	file  os.FileInfo // directory.db as opened: another process may drop it and make a new one
 
 	readers *sql.DB
 	stmts   readStmts
@@ -34,7 +40,13 @@ type Directory struct {
 	ops    *sql.DB    // ops.db, opened on first write
 
 	infoMu sync.Mutex
-	info   *dirsvc.Directory
+	info   cachedInfo
+}
+
+// cachedInfo is a directory's description with the generations of the two files it was read from.
+type cachedInfo struct {
+	info           *dirsvc.Directory
+	gen, platforms uint64 // the directory file's and the platform file's (Store.platformGen)
 }
 
 // openDirectory opens a directory's file; create says it is new (CreateDirectory). A directory the
@@ -67,7 +79,44 @@ func openDirectory(ctx context.Context, s *Store, slug string, create bool) (*Di
 		d.close()
 		return nil, err
 	}
+	// Watched once a connection has the file open (a WAL file's index exists from then on), and before
+	// anything is kept of it. An edge's copy changes only inside Exclusive, which calls changed.
+	if d.file, err = os.Stat(path); err == nil && !s.replica {
+		d.watch, err = newFileWatch(path)
+	}
+	if err != nil {
+		d.close()
+		return nil, fmt.Errorf("open directory %q: %w", slug, err)
+	}
 	return d, nil
+}
+
+// fresh drops what readers keep of the published file if any connection or process committed to it
+// since the last look.
+func (d *Directory) fresh() error {
+	if d.watch == nil {
+		return nil
+	}
+	// Under the gate's read side, as a read: a directory being retired is closed under its write side.
+	d.gate.RLock()
+	defer d.gate.RUnlock()
+	return d.watch.check(func() error { d.changed(); return nil })
+}
+
+// committed drops what readers keep of the published file after a commit of this process.
+func (d *Directory) committed() {
+	if d.watch == nil {
+		d.changed()
+		return
+	}
+	d.watch.committed(d.changed)
+}
+
+// replaced reports whether the directory's file is no longer the one it opened (another process
+// dropped the directory, and maybe made it anew).
+func (d *Directory) replaced() bool {
+	st, err := os.Stat(filepath.Join(d.store.root, "dirs", d.slug, "directory.db"))
+	return err != nil || !os.SameFile(st, d.file)
 }
 
 func (d *Directory) close() error {
@@ -94,17 +143,18 @@ func (d *Directory) opsDB(ctx context.Context) (*sql.DB, error) {
 	return d.ops, nil
 }
 
-// Info returns the directory's published description; ErrNotFound before its first import.
+// Info returns the directory's published description, with the platform's switches as of the last
+// look at the platform file (Store.Directory looks); ErrNotFound before its first import.
 func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
+	gen, platforms := d.stmts.views.gen.Load(), d.store.platformGen.Load()
 	d.infoMu.Lock()
-	info := d.info
+	c := d.info
 	d.infoMu.Unlock()
-	if info != nil {
-		return info, nil
+	if c.info != nil && c.gen == gen && c.platforms == platforms {
+		return c.info, nil
 	}
 	// The gate is taken without infoMu held: the follower holds the gate while it calls changed.
 	d.gate.RLock()
-	gen := d.stmts.views.gen.Load()
 	var doc []byte
 	err := d.readers.QueryRowContext(ctx, "SELECT doc FROM directory WHERE id = 1").Scan(&doc)
 	d.gate.RUnlock()
@@ -113,7 +163,7 @@ func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("read directory %q: %w", d.slug, err)
 	}
-	info = new(dirsvc.Directory)
+	info := new(dirsvc.Directory)
 	if err := json.Unmarshal(doc, info); err != nil {
 		return nil, fmt.Errorf("decode directory %q: %w", d.slug, err)
 	}
@@ -123,22 +173,22 @@ func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
 	}
 	info.SeniorManagementAvailable = on
 	d.infoMu.Lock()
-	if d.stmts.views.gen.Load() == gen { // no change since it was read: keep it
-		d.info = info
+	// Kept only if neither file changed since the generations were read: a description read before
+	// a change is never kept after it.
+	if d.stmts.views.gen.Load() == gen && d.store.platformGen.Load() == platforms {
+		d.info = cachedInfo{info, gen, platforms}
 	}
 	d.infoMu.Unlock()
 	return info, nil
 }
 
-// changed drops what readers keep of the published file: the cached description, the hot readers'
-// snapshots and the cached views. Call it after every commit to directory.db (on an edge, after applying
-// replicated changes, under the gate). The generation moves first, so a description or view read
-// before the change is never kept after it.
+// changed drops what readers keep of the published file: the hot readers' snapshots, the cached
+// views and, by the generation, the cached description. Call it after every commit to directory.db
+// (on an edge, after applying replicated changes, under the gate); the watch calls it for commits
+// of other processes. The generation moves first, so a description or view read before the change
+// is never kept after it.
 func (d *Directory) changed() {
 	d.stmts.views.changed()
-	d.infoMu.Lock()
-	d.info = nil
-	d.infoMu.Unlock()
 	d.cache.clear()
 }
 

@@ -64,7 +64,7 @@ func (s *Store) Exclusive(ctx context.Context, slug string, fn func() error) err
 	defer d.gate.Unlock()
 	d.stmts.views.changed() // end the hot readers' transactions: they hold the file's shared lock
 	err := fn()
-	d.changed()
+	d.committed()
 	return err
 }
 

@@ -18,10 +18,17 @@ import (
 
 // Store is the data folder of one node: data/platform.db and data/dirs/<slug>/{directory,ops}.db.
 // It opens directories lazily and keeps them open until Close.
+//
+// Every file may change under it, by another process (a command run beside the service) as well as
+// by this one: Directory, TokenKey and PublicKeys look at the platform file and the directory's file
+// first, and drop what was kept of either since its last commit.
 type Store struct {
 	root     string
 	platform *sql.DB
 	replica  bool // an edge's copy: directory files are followed, never written here
+
+	pwatch      *fileWatch    // platform.db
+	platformGen atomic.Uint64 // moves whenever the platform file changes (see Directory.Info)
 
 	mu   sync.Mutex
 	dirs map[string]*dirEntry
@@ -57,11 +64,79 @@ func open(ctx context.Context, root string, replica bool) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{root: root, platform: p, replica: replica, dirs: map[string]*dirEntry{}}
+	if s.pwatch, err = newFileWatch(filepath.Join(root, "platform.db")); err != nil {
+		p.Close()
+		return nil, err
+	}
 	if err := s.reloadKeys(ctx); err != nil {
 		p.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// fresh drops what the store keeps of the platform file if any connection or process committed to
+// it since the last look: the public keys, the directories' descriptions (they carry the platform's
+// switches), and directories another process dropped.
+func (s *Store) fresh(ctx context.Context) error {
+	return s.pwatch.check(func() error {
+		s.platformGen.Add(1)
+		if err := s.reloadKeys(ctx); err != nil {
+			return err
+		}
+		return s.retireDropped(ctx)
+	})
+}
+
+// retireDropped closes the open directories the platform no longer lists, or whose file is no longer
+// the one opened (another process dropped the directory, and maybe imported it anew): the next
+// request opens what is there now.
+func (s *Store) retireDropped(ctx context.Context) error {
+	s.mu.Lock()
+	listed := map[string]bool{}
+	rows, err := s.platform.QueryContext(ctx, "SELECT slug FROM directories")
+	if err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("list directories: %w", err)
+	}
+	for rows.Next() {
+		var slug string
+		if err := rows.Scan(&slug); err != nil {
+			rows.Close()
+			s.mu.Unlock()
+			return fmt.Errorf("list directories: %w", err)
+		}
+		listed[slug] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("list directories: %w", err)
+	}
+	var retired []*Directory
+	for slug, e := range s.dirs {
+		select {
+		case <-e.ready:
+		default:
+			continue // being opened, or changed by the follower: as the platform is now
+		}
+		if e.d != nil && (!listed[slug] || e.d.replaced()) {
+			delete(s.dirs, slug)
+			retired = append(retired, e.d)
+		}
+	}
+	s.mu.Unlock()
+	for _, d := range retired {
+		d.retire()
+	}
+	return nil
+}
+
+// retire closes a directory that is no longer served, once the reads under way are done.
+func (d *Directory) retire() {
+	d.gate.Lock()
+	defer d.gate.Unlock()
+	d.close()
 }
 
 // Close closes every open file.
@@ -103,13 +178,26 @@ func (s *Store) Slugs(ctx context.Context) ([]string, error) {
 
 // Directory returns the open directory with the slug, opening it on first use. An unknown slug is
 // dirsvc.ErrNotFound.
+//
+// What the store and the directory keep of their files is as fresh as the files at the call: a
+// commit by any process before it is seen by every read through the directory after it.
 func (s *Store) Directory(ctx context.Context, slug string) (*Directory, error) {
+	if err := s.fresh(ctx); err != nil {
+		return nil, err
+	}
 	for {
 		d, err := s.directory(ctx, slug)
-		if !errors.Is(err, errFollowing) {
-			return d, err
+		if errors.Is(err, errFollowing) {
+			runtime.Gosched() // the follower is about to remove its entry
+			continue
 		}
-		runtime.Gosched() // the follower is about to remove its entry
+		if err != nil {
+			return nil, err
+		}
+		if err := d.fresh(); err != nil {
+			return nil, err
+		}
+		return d, nil
 	}
 }
 
@@ -203,7 +291,7 @@ func (s *Store) DropDirectory(ctx context.Context, slug string) error {
 	if e, ok := s.dirs[slug]; ok {
 		<-e.ready
 		if e.d != nil {
-			e.d.close()
+			e.d.retire()
 		}
 		delete(s.dirs, slug)
 	}
@@ -235,17 +323,6 @@ func (s *Store) SetSeniorManagementAvailable(ctx context.Context, slug string, o
 	if n, _ := res.RowsAffected(); n == 0 {
 		return dirsvc.ErrNotFound
 	}
-	s.mu.Lock()
-	e, ok := s.dirs[slug]
-	s.mu.Unlock()
-	if ok {
-		<-e.ready
-		if d := e.d; d != nil {
-			d.stmts.views.gen.Add(1) // a description read before the switch is not kept (see Info)
-			d.infoMu.Lock()
-			d.info = nil
-			d.infoMu.Unlock()
-		}
-	}
+	s.platformGen.Add(1) // a description read before the switch is not kept (see Info)
 	return nil
 }

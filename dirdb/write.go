@@ -72,7 +72,7 @@ func (d *Directory) write(ctx context.Context, fn func(w *writeTx) error) (dirsv
 	if err := pubTx.Commit(); err != nil {
 		return dirsvc.ImportStats{}, fmt.Errorf("commit directory write: %w", err)
 	}
-	d.changed()
+	d.committed()
 	if err := opsTx.Commit(); err != nil {
 		return w.stats, fmt.Errorf("commit ops write after the directory committed: %w", err)
 	}

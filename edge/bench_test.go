@@ -20,7 +20,7 @@ import (
 // BenchmarkServiceBrief measures the handler alone (no network) for a brief service read.
 func BenchmarkServiceBrief(b *testing.B) {
 	s := newTestServer(b, smallFixture(b))
-	h := edge.New(edge.Config{Catalog: s.store, Logger: discardLogger()})
+	h := edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(), AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}})
 	req := httptest.NewRequest("GET", "/v1/d/small/services/svc_gp?view=brief", nil)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -26,7 +27,8 @@ import (
 // Litestream's own monitors (two goroutines a file, each running a sync every interval whether or not
 // the file changed) cost about 0.1 ms of CPU a file a look: at a tenth of a second, a primary of a
 // thousand directories spent more than one core doing nothing. The Replicator instead looks at
-// each file's WAL itself (one stat) every interval and syncs only the files that changed.
+// each file itself every interval (the header of its mapped WAL index, see walIndex) and syncs only
+// the files that changed.
 //
 // Litestream keeps its own connection and a long read transaction on each file, and runs the
 // checkpoints: the service never checkpoints a replicated file itself. Close the service's own
@@ -59,8 +61,8 @@ type Replicator struct {
 const DefaultFolder = "replica"
 
 // DefaultInterval is how often each file is looked at for new commits to copy to the target: often
-// enough that edges see a write within a few tenths of a second. An idle file costs one stat of its
-// WAL each interval.
+// enough that edges see a write within a few tenths of a second. An idle file costs a few loads from
+// its mapped WAL index each interval.
 const DefaultInterval = 100 * time.Millisecond
 
 // Options tune a Replicator.
@@ -154,17 +156,22 @@ func (r *Replicator) forget(name string) {
 	r.mu.Unlock()
 }
 
-// look is what the watcher saw of a file's WAL, and when.
+// look is what the watcher saw of a file, and when: the digest of its WAL index's header where the
+// index is mapped (see walIndex), else its WAL's size and time.
 type look struct {
-	at    time.Time
-	size  int64
-	mtime time.Time
-	quiet int // looks in a row that found no change
+	db     *litestream.DB // the file's database: one added anew is looked at anew
+	index  *walIndex
+	digest uint64
+	at     time.Time
+	size   int64
+	mtime  time.Time
+	quiet  int // looks in a row that found no change
 }
 
-// A file unchanged for quietLooks looks in a row is looked at only every quietEvery intervals (a
-// write through the primary's own API syncs at once anyway): a primary of many idle directories
-// spends its time on the few that change.
+// A file without a mapped index (not yet opened, or on a system without shared mappings) unchanged
+// for quietLooks looks in a row is looked at only every quietEvery intervals (a write through the
+// primary's own API syncs at once anyway): a primary of many idle directories spends its time on the
+// few that change. A mapped index costs too little to need this.
 const (
 	quietLooks = 300
 	quietEvery = 10
@@ -174,9 +181,9 @@ const (
 // carry a time before it.
 const mtimeGrain = 20 * time.Millisecond
 
-// watch syncs, every interval, the files whose WAL changed since the last look: a new size, or a
-// modification time not clearly before the last look (a WAL restarted after a checkpoint is
-// rewritten from its start at the same size).
+// watch syncs, every interval, the files that changed since the last look: a new WAL index header,
+// or, where the index is not mapped, a new WAL size, or a modification time not clearly before the
+// last look (a WAL restarted after a checkpoint is rewritten from its start at the same size).
 func (r *Replicator) watch(ctx context.Context) {
 	defer close(r.watching)
 	t := time.NewTicker(r.interval)
@@ -184,33 +191,17 @@ func (r *Replicator) watch(ctx context.Context) {
 	looks := map[string]look{}
 	logged := map[string]time.Time{} // when a file's failing sync was last logged
 	for tick := 0; ; tick++ {
-		now := time.Now()
-		var due []string
 		dbs := r.snapshot()
-		for name, db := range dbs {
-			prev, seen := looks[name]
-			if seen && prev.quiet >= quietLooks && (tick+len(name))%quietEvery != 0 {
-				continue
-			}
-			st, err := os.Stat(db.WALPath())
-			if err != nil {
-				st, err = os.Stat(db.Path())
-			}
-			if err != nil {
-				continue // dropped since; Remove follows
-			}
-			l := look{at: now, size: st.Size(), mtime: st.ModTime(), quiet: prev.quiet + 1}
-			// A file whose last sync failed is tried again until one succeeds, changed or not: its
-			// commits are not yet in the folder.
-			if !seen || r.isFailing(name) || st.Size() != prev.size || !st.ModTime().Equal(prev.mtime) || !st.ModTime().Before(prev.at.Add(-mtimeGrain)) {
+		due := changedSince(looks, dbs, tick, time.Now())
+		// A file whose last sync failed is tried again until one succeeds, changed or not: its
+		// commits are not yet in the folder.
+		for name := range dbs {
+			if r.isFailing(name) && !slices.Contains(due, name) {
 				due = append(due, name)
-				l.quiet = 0
 			}
-			looks[name] = l
 		}
-		for name := range looks {
+		for name := range logged {
 			if dbs[name] == nil {
-				delete(looks, name)
 				delete(logged, name)
 			}
 		}
@@ -247,6 +238,52 @@ func (r *Replicator) watch(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// changedSince returns the files of dbs that changed since the looks recorded in looks, which it
+// brings up to date; tick counts the looks so far.
+func changedSince(looks map[string]look, dbs map[string]*litestream.DB, tick int, now time.Time) []string {
+	var due []string
+	for name, db := range dbs {
+		prev, seen := looks[name]
+		if seen && prev.db != db {
+			prev, seen = look{}, false
+		}
+		if prev.index == nil {
+			prev.index, _ = openWALIndex(db.Path()) // none yet: stat below, and try again next look
+		}
+		if prev.index != nil {
+			if d, ok := prev.index.digest(); ok {
+				if !seen || d != prev.digest {
+					due = append(due, name)
+				}
+				looks[name] = look{db: db, index: prev.index, digest: d, at: now}
+				continue
+			}
+		}
+		if seen && prev.quiet >= quietLooks && (tick+len(name))%quietEvery != 0 {
+			continue
+		}
+		st, err := os.Stat(db.WALPath())
+		if err != nil {
+			st, err = os.Stat(db.Path())
+		}
+		if err != nil {
+			continue // dropped since; Remove follows
+		}
+		l := look{db: db, index: prev.index, at: now, size: st.Size(), mtime: st.ModTime(), quiet: prev.quiet + 1}
+		if !seen || st.Size() != prev.size || !st.ModTime().Equal(prev.mtime) || !st.ModTime().Before(prev.at.Add(-mtimeGrain)) {
+			due = append(due, name)
+			l.quiet = 0
+		}
+		looks[name] = l
+	}
+	for name := range looks {
+		if dbs[name] == nil {
+			delete(looks, name)
+		}
+	}
+	return due
 }
 
 func (r *Replicator) newDB(name string, log *slog.Logger) (*litestream.DB, error) {

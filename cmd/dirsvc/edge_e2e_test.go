@@ -53,7 +53,8 @@ func startCluster(t testing.TB, edgeArgs ...string) *cluster {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
 	c.primaryArgs = []string{"primary", "--data", c.primaryData, "--replica-dir", c.replica,
-		"--replication-token", testReplicationToken, "--admin-token", testAdminToken}
+		"--replication-token", testReplicationToken, "--admin-token", testAdminToken,
+		"--anonymous-per-minute", "10000000", "--anonymous-per-day", "100000000"}
 	c.primary, c.primaryCmd, c.primaryLog = startMode(t, c.bin, c.primaryArgs...)
 	c.edgeArgs = append([]string{"edge", "--data", t.TempDir(), "--primary", "http://" + c.primary,
 		"--replication-token", testReplicationToken,
