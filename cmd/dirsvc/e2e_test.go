@@ -189,19 +189,12 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	// A partner client made with the clients command while the server runs gets a token from it
 	// and reads as a partner.
-	out, err := exec.Command(bin, "clients", "--data", data, "create", "--name", "Partner Org", "--partner",
-		"--directory", "demo", "--tier", "partner", "--scopes", "graph:read search:read").Output()
-	if err != nil {
-		t.Fatalf("clients create: %v", err)
+	id, secret := createClient(t, bin, data, "--name", "Partner Org", "--partner",
+		"--directory", "demo", "--tier", "partner", "--scopes", "graph:read search:read")
+	if !strings.HasPrefix(id, "dirp_") {
+		t.Fatalf("a partner organisation's client %s", id)
 	}
-	var created struct {
-		ID     string `json:"clientId"`
-		Secret string `json:"clientSecret"`
-	}
-	if err := json.Unmarshal(out, &created); err != nil || !strings.HasPrefix(created.ID, "dirp_") || created.Secret == "" {
-		t.Fatalf("clients create printed %s: %v", out, err)
-	}
-	cc := clientcredentials.Config{ClientID: created.ID, ClientSecret: created.Secret, TokenURL: "http://" + addr + "/oauth/token",
+	cc := clientcredentials.Config{ClientID: id, ClientSecret: secret, TokenURL: "http://" + addr + "/oauth/token",
 		EndpointParams: url.Values{"directory": {"demo"}}, AuthStyle: oauth2.AuthStyleInHeader}
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, client)
 	resp, err = cc.Client(ctx).Get("http://" + addr + "/v1/d/demo/services/" + id + "?view=brief")
@@ -212,7 +205,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("X-DIR-Audience") != "partner" {
 		t.Fatalf("partner read: %d audience %q\n%s", resp.StatusCode, resp.Header.Get("X-DIR-Audience"), log)
 	}
-	if out, err := exec.Command(bin, "clients", "--data", data, "list").Output(); err != nil || strings.Contains(string(out), created.Secret) {
+	if out, err := exec.Command(bin, "clients", "--data", data, "list").Output(); err != nil || strings.Contains(string(out), secret) {
 		t.Fatalf("clients list: %v, or it shows the secret:\n%s", err, out)
 	}
 	if checker.Count() == 0 {
@@ -339,18 +332,7 @@ func TestRestoreWithoutServerKey(t *testing.T) {
 	if out, err := exec.Command(bin, "import", "--data", data, filepath.Join("..", "..", "testdata", "small.ndjson")).CombinedOutput(); err != nil {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
-	out, err := exec.Command(bin, "clients", "--data", data, "create", "--name", "Clinic Finder", "--directory", "small",
-		"--scopes", "graph:read").Output()
-	if err != nil {
-		t.Fatalf("clients create: %v", err)
-	}
-	var created struct {
-		ID     string `json:"clientId"`
-		Secret string `json:"clientSecret"`
-	}
-	if err := json.Unmarshal(out, &created); err != nil {
-		t.Fatal(err)
-	}
+	clientID, clientSecret := createClient(t, bin, data, "--name", "Clinic Finder", "--directory", "small", "--scopes", "graph:read")
 	key, err := exec.Command(bin, "platform", "--data", data, "server-key").Output()
 	if err != nil {
 		t.Fatalf("platform server-key: %v", err)
@@ -375,7 +357,7 @@ func TestRestoreWithoutServerKey(t *testing.T) {
 	}
 
 	if _, _, _, err := tryStart(t, bin, "serve", "--data", restored); err == nil || !strings.Contains(err.Error(), "level=ERROR") ||
-		!strings.Contains(err.Error(), "clients=1") || !strings.Contains(err.Error(), created.ID) ||
+		!strings.Contains(err.Error(), "clients=1") || !strings.Contains(err.Error(), clientID) ||
 		!strings.Contains(err.Error(), "--accept-new-server-key") || strings.Contains(err.Error(), strings.TrimSpace(string(key))) {
 		t.Fatalf("serve on a folder restored without its key: %v", err)
 	}
@@ -391,9 +373,27 @@ func TestRestoreWithoutServerKey(t *testing.T) {
 
 	t.Setenv("DIRSVC_SERVER_KEY", strings.TrimSpace(string(key)))
 	addr, _, log := startServe(t, bin, restored)
-	cc := clientcredentials.Config{ClientID: created.ID, ClientSecret: created.Secret, TokenURL: "http://" + addr + "/oauth/token",
+	cc := clientcredentials.Config{ClientID: clientID, ClientSecret: clientSecret, TokenURL: "http://" + addr + "/oauth/token",
 		AuthStyle: oauth2.AuthStyleInHeader}
 	if _, err := cc.Token(context.Background()); err != nil || strings.Contains(log.String(), "ERROR") {
 		t.Fatalf("token with the server key given: %v\n%s", err, log)
 	}
+}
+
+// createClient creates a client with the binary's clients command (the arguments after create) and
+// returns the ID and secret it printed.
+func createClient(t testing.TB, bin, data string, args ...string) (id, secret string) {
+	t.Helper()
+	out, err := exec.Command(bin, append([]string{"clients", "--data", data, "create"}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("clients create: %v", err)
+	}
+	var created struct {
+		ID     string `json:"clientId"`
+		Secret string `json:"clientSecret"`
+	}
+	if err := json.Unmarshal(out, &created); err != nil || created.ID == "" || created.Secret == "" {
+		t.Fatalf("clients create printed %s: %v", out, err)
+	}
+	return created.ID, created.Secret
 }

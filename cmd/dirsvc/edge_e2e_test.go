@@ -240,19 +240,9 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 	}
 
 	// The token endpoint is forwarded; the edge verifies the token with the keys it followed.
-	out, err := exec.Command(c.bin, "clients", "--data", c.primaryData, "create", "--name", "Partner Org", "--partner",
-		"--directory", "small", "--tier", "partner", "--scopes", "graph:read").Output()
-	if err != nil {
-		t.Fatalf("clients create: %v", err)
-	}
-	var created struct {
-		ID     string `json:"clientId"`
-		Secret string `json:"clientSecret"`
-	}
-	if err := json.Unmarshal(out, &created); err != nil {
-		t.Fatal(err)
-	}
-	cc := clientcredentials.Config{ClientID: created.ID, ClientSecret: created.Secret, TokenURL: "http://" + c.edge + "/oauth/token",
+	id, secret := createClient(t, c.bin, c.primaryData, "--name", "Partner Org", "--partner",
+		"--directory", "small", "--tier", "partner", "--scopes", "graph:read")
+	cc := clientcredentials.Config{ClientID: id, ClientSecret: secret, TokenURL: "http://" + c.edge + "/oauth/token",
 		EndpointParams: url.Values{"directory": {"small"}}, AuthStyle: oauth2.AuthStyleInHeader}
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, checked)
 	c.waitFor(t, "a partner reads at the edge", func() bool {
@@ -266,19 +256,9 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 
 	// The operator's senior-management switch reaches the edge both ways: leadership shows there
 	// only while it is on.
-	out, err = exec.Command(c.bin, "clients", "--data", c.primaryData, "create", "--name", "Leaders Org", "--partner",
-		"--directory", "small", "--tier", "partner", "--scopes", "graph:read leadership:read").Output()
-	if err != nil {
-		t.Fatalf("clients create: %v", err)
-	}
-	var leaders struct {
-		ID     string `json:"clientId"`
-		Secret string `json:"clientSecret"`
-	}
-	if err := json.Unmarshal(out, &leaders); err != nil {
-		t.Fatal(err)
-	}
-	lc := clientcredentials.Config{ClientID: leaders.ID, ClientSecret: leaders.Secret, TokenURL: "http://" + c.edge + "/oauth/token",
+	leadersID, leadersSecret := createClient(t, c.bin, c.primaryData, "--name", "Leaders Org", "--partner",
+		"--directory", "small", "--tier", "partner", "--scopes", "graph:read leadership:read")
+	lc := clientcredentials.Config{ClientID: leadersID, ClientSecret: leadersSecret, TokenURL: "http://" + c.edge + "/oauth/token",
 		EndpointParams: url.Values{"directory": {"small"}}, AuthStyle: oauth2.AuthStyleInHeader}
 	leadership := func() int {
 		resp, err := lc.Client(ctx).Get("http://" + c.edge + "/v1/d/small/organisations/org_harbour/leadership")

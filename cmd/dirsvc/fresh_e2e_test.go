@@ -37,20 +37,13 @@ func command(t testing.TB, bin string, args ...string) []byte {
 // may read leadership, and returns an access token the server at addr issues to it with its ID.
 func leadershipClient(t testing.TB, bin, data, addr string) (token, id, secret string) {
 	t.Helper()
-	out := command(t, bin, "clients", "--data", data, "create", "--name", "Leaders Org", "--partner",
+	id, secret = createClient(t, bin, data, "--name", "Leaders Org", "--partner",
 		"--directory", "small", "--tier", "partner", "--scopes", "graph:read leadership:read")
-	var c struct {
-		ID     string `json:"clientId"`
-		Secret string `json:"clientSecret"`
-	}
-	if err := json.Unmarshal(out, &c); err != nil {
-		t.Fatalf("clients create printed %s: %v", out, err)
-	}
-	status, token := requestToken(t, addr, c.ID, c.Secret)
+	status, token := requestToken(t, addr, id, secret)
 	if status != 200 {
 		t.Fatalf("token for the new client: %d", status)
 	}
-	return token, c.ID, c.Secret
+	return token, id, secret
 }
 
 // requestToken asks the token endpoint at addr for a token of the client: the status, and the token
