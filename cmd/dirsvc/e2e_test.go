@@ -189,12 +189,12 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	// A partner client made with the clients command while the server runs gets a token from it
 	// and reads as a partner.
-	id, secret := createClient(t, bin, data, "--name", "Partner Org", "--partner",
+	partnerID, partnerSecret := createClient(t, bin, data, "--name", "Partner Org", "--partner",
 		"--directory", "demo", "--tier", "partner", "--scopes", "graph:read search:read")
-	if !strings.HasPrefix(id, "dirp_") {
-		t.Fatalf("a partner organisation's client %s", id)
+	if !strings.HasPrefix(partnerID, "dirp_") {
+		t.Fatalf("a partner organisation's client %s", partnerID)
 	}
-	cc := clientcredentials.Config{ClientID: id, ClientSecret: secret, TokenURL: "http://" + addr + "/oauth/token",
+	cc := clientcredentials.Config{ClientID: partnerID, ClientSecret: partnerSecret, TokenURL: "http://" + addr + "/oauth/token",
 		EndpointParams: url.Values{"directory": {"demo"}}, AuthStyle: oauth2.AuthStyleInHeader}
 	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, client)
 	resp, err = cc.Client(ctx).Get("http://" + addr + "/v1/d/demo/services/" + id + "?view=brief")
@@ -205,7 +205,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if resp.StatusCode != 200 || resp.Header.Get("X-DIR-Audience") != "partner" {
 		t.Fatalf("partner read: %d audience %q\n%s", resp.StatusCode, resp.Header.Get("X-DIR-Audience"), log)
 	}
-	if out, err := exec.Command(bin, "clients", "--data", data, "list").Output(); err != nil || strings.Contains(string(out), secret) {
+	if out, err := exec.Command(bin, "clients", "--data", data, "list").Output(); err != nil || strings.Contains(string(out), partnerSecret) {
 		t.Fatalf("clients list: %v, or it shows the secret:\n%s", err, out)
 	}
 	if checker.Count() == 0 {
