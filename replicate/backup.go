@@ -120,18 +120,29 @@ func Open(ctx context.Context, data string, target Target, names []string, opt O
 // local state continues the folder's, and the mirror knows it.
 func (r *Replicator) prepare(ctx context.Context, name string) (*litestream.DB, error) {
 	var (
-		bucket map[fileKey]*ltx.FileInfo
-		seeded bool
+		bucket    map[fileKey]*ltx.FileInfo
+		seeded    bool
+		unreached error // the bucket could not be listed
 	)
 	if r.mirror != nil {
 		var err error
-		if bucket, seeded, err = r.seed(ctx, name); err != nil {
+		if bucket, seeded, err = r.seed(ctx, name); errors.Is(err, errBucketUnlisted) {
+			unreached = err
+		} else if err != nil {
 			return nil, fmt.Errorf("replicate %s: %w", name, err)
 		}
 	}
 	db, err := r.newDB(name, r.log)
 	if err != nil {
 		return nil, err
+	}
+	if unreached != nil {
+		if !r.continuesFolder(ctx, name, db) {
+			r.forget(name)
+			return nil, fmt.Errorf("replicate %s: %w", name, unreached)
+		}
+		r.log.Warn("object storage cannot be listed: replicating to the replica folder, whose history this file's local state continues; the bucket is brought up to date once it answers",
+			"file", name, "err", unreached)
 	}
 	if err := r.align(ctx, name, db, seeded); err != nil {
 		r.forget(name)

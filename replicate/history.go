@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,7 +43,7 @@ func (r *Replicator) seed(ctx context.Context, name string) (bucket map[fileKey]
 	}
 	bucket, err = listLevels(ctx, bc)
 	if err != nil {
-		return nil, false, fmt.Errorf("list the bucket: %w", err)
+		return nil, false, fmt.Errorf("%w: %w", errBucketUnlisted, err)
 	}
 	folder, err := listLevels(ctx, fc)
 	if err != nil {
@@ -74,6 +75,28 @@ func (r *Replicator) seed(ctx context.Context, name string) (bucket map[fileKey]
 	}
 	r.log.Info("the replica folder continues the bucket's history", "file", name, "position", uint64(maxTXID(bucket)), "files", len(plan))
 	return bucket, true, nil
+}
+
+// errBucketUnlisted is the cause of a seed that could not list the bucket.
+var errBucketUnlisted = errors.New("list the bucket")
+
+// continuesFolder reports whether Litestream's local state of a file continues the folder's
+// history (align keeps it as it is): the folder then holds everything this data folder replicated,
+// and the bucket, which only the mirror of this folder writes, cannot hold a later position. Such
+// a file may be replicated while the bucket cannot be listed (the mirror lists it once it answers):
+// a primary killed during an outage of object storage starts again on its own folder.
+func (r *Replicator) continuesFolder(ctx context.Context, name string, db *litestream.DB) bool {
+	fc, err := r.target.folderClient(name)
+	if err != nil {
+		return false
+	}
+	folder, err := listLevels(ctx, fc)
+	if err != nil {
+		return false
+	}
+	_, local, err := db.MaxLTX()
+	pos := maxTXID(folder)
+	return err == nil && pos > 0 && local >= pos && continuous(db, pos, local)
 }
 
 // newestL0 returns the level-0 file with the highest position, or nil.
