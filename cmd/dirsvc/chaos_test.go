@@ -113,6 +113,8 @@ type chaos struct {
 	writes  []chaosWrite
 	logs    []*processLog // every primary's, in order
 	outages []string
+	// whether each killed start on an empty folder was killed before or after it had restored
+	interrupted []string
 }
 
 // TestReplicationSurvivesChaos runs a primary and an edge as processes, writers through the
@@ -164,6 +166,8 @@ func TestReplicationSurvivesChaos(t *testing.T) {
 			x.kill(false)
 		case "wipe":
 			x.kill(true)
+		case "wipe-interrupted":
+			x.interruptedRestore()
 		case "outage", "outage-kill", "outage-wipe":
 			x.outage(strings.TrimPrefix(step, "outage-"))
 		}
@@ -224,13 +228,13 @@ func startChaos(t *testing.T, seed uint64) *chaos {
 	return x
 }
 
-// plan is the run's schedule: a loss of the primary's folder with the bucket up, an outage of the
-// bucket while writes go on, a kill during an outage, and a loss of the folder during an outage (the
-// primary must refuse to start until the bucket is back), each at least once, among kills and more
-// of the same, in an order the seed decides.
+// plan is the run's schedule: a loss of the primary's folder with the bucket up, one whose restore
+// is killed, an outage of the bucket while writes go on, a kill during an outage, and a loss of the
+// folder during an outage (the primary must refuse to start until the bucket is back), each at
+// least once, among kills and more of the same, in an order the seed decides.
 func (x *chaos) plan() []string {
-	steps := []string{"wipe", "outage", "outage-kill", "outage-wipe"}
-	for range 4 {
+	steps := []string{"wipe", "wipe-interrupted", "outage", "outage-kill", "outage-wipe"}
+	for range 3 {
 		switch n := x.rng.IntN(10); {
 		case n < 6:
 			steps = append(steps, "kill")
@@ -368,6 +372,30 @@ func (x *chaos) kill(wipe bool) {
 		x.fatalf("the primary restored its data folder: %v; it was lost: %v", restored, wipe)
 	}
 	x.checkFloor(map[bool]string{false: "after a kill", true: "after a restore onto an empty folder"}[wipe], floor)
+}
+
+// interruptedRestore SIGKILLs the primary and loses its folder, and kills the primary started on
+// the empty folder at a random moment of its start (restoring, or replicating what it restored);
+// the next start serves the folder whole.
+func (x *chaos) interruptedRestore() {
+	x.t.Helper()
+	x.sigkill()
+	floor := x.floor(false)
+	x.wipe()
+	cmd := exec.Command(x.c.bin, append(x.c.primaryArgs, "--addr", x.c.primary)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		x.t.Fatal(err)
+	}
+	time.Sleep(time.Duration(x.rng.IntN(300)) * time.Millisecond) // the schedule, not a wait for work
+	cmd.Process.Kill()
+	cmd.Wait()
+	x.kills.Add(1)
+	x.logs = append(x.logs, &processLog{buf: out})
+	x.restart()
+	x.checkFloor("after a restore onto an empty folder was killed", floor)
+	x.interrupted = append(x.interrupted, map[bool]string{true: "after", false: "before"}[strings.Contains(out.String(), "restored the data folder")])
 }
 
 func (x *chaos) sigkill() {
@@ -628,7 +656,8 @@ func (x *chaos) report(chaosTime time.Duration) {
 	}
 	x.t.Logf("%d writes: %v; slowest answer %s (%d%s)", len(x.writes), byStatus, slowest.took.Round(time.Millisecond),
 		slowest.status, map[bool]string{true: " during an outage"}[slowest.outage])
-	x.t.Logf("%d kills, %d of them losing the folder; outages: %s", x.kills.Load(), x.wipes.Load(), strings.Join(x.outages, ", "))
+	x.t.Logf("%d kills, %d of them losing the folder; restores killed (before or after restoring): %v; outages: %s",
+		x.kills.Load(), x.wipes.Load(), x.interrupted, strings.Join(x.outages, ", "))
 	x.t.Logf("chaos %.1fs", chaosTime.Seconds())
 	for _, w := range x.writes {
 		if w.status >= 400 && w.status < 500 {
