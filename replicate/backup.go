@@ -98,8 +98,9 @@ func Open(ctx context.Context, data string, target Target, names []string, opt O
 		r.mirror = newMirror(target, log)
 	}
 	var dbs []*litestream.DB
+	var unlisted error // once the bucket could not be listed, the other files do not wait for it too
 	for _, name := range names {
-		db, err := r.prepare(ctx, name)
+		db, err := r.prepare(ctx, name, &unlisted)
 		if err != nil {
 			return nil, err
 		}
@@ -119,21 +120,36 @@ func Open(ctx context.Context, data string, target Target, names []string, opt O
 }
 
 // prepare makes a file ready to replicate: its folder copy continues the bucket's history, its
-// local state continues the folder's, and the mirror knows it.
-func (r *Replicator) prepare(ctx context.Context, name string) (*litestream.DB, error) {
+// local state continues the folder's, and the mirror knows it. unlisted holds why the bucket could
+// not be listed for an earlier file of the same Open, so that each file does not wait the storage
+// timeout again; prepare sets it when the bucket cannot be listed.
+func (r *Replicator) prepare(ctx context.Context, name string, unlisted *error) (*litestream.DB, error) {
 	var (
-		bucket map[fileKey]*ltx.FileInfo
-		seeded bool
+		bucket    map[fileKey]*ltx.FileInfo
+		seeded    bool
+		unreached error // the bucket could not be listed
 	)
-	if r.mirror != nil {
+	if r.mirror != nil && *unlisted != nil {
+		unreached = *unlisted
+	} else if r.mirror != nil {
 		var err error
-		if bucket, seeded, err = r.seed(ctx, name); err != nil {
+		if bucket, seeded, err = r.seed(ctx, name); errors.Is(err, errBucketUnlisted) {
+			unreached, *unlisted = err, err
+		} else if err != nil {
 			return nil, fmt.Errorf("replicate %s: %w", name, err)
 		}
 	}
 	db, err := r.newDB(name, r.log)
 	if err != nil {
 		return nil, err
+	}
+	if unreached != nil {
+		if !r.continuesFolder(ctx, name, db) {
+			r.forget(name)
+			return nil, fmt.Errorf("replicate %s: %w", name, unreached)
+		}
+		r.log.Warn("object storage cannot be listed: replicating to the replica folder, whose history this file's local state continues; the bucket is brought up to date once it answers",
+			"file", name, "err", unreached)
 	}
 	if err := r.align(ctx, name, db, seeded); err != nil {
 		r.forget(name)
@@ -318,7 +334,8 @@ func (r *Replicator) Add(ctx context.Context, name string) (bool, error) {
 	if ok {
 		return false, nil
 	}
-	db, err := r.prepare(ctx, name)
+	var unlisted error
+	db, err := r.prepare(ctx, name, &unlisted)
 	if err != nil {
 		return false, err
 	}

@@ -2,6 +2,7 @@ package replicate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -40,16 +41,13 @@ func (r *Replicator) seed(ctx context.Context, name string) (bucket map[fileKey]
 	if err != nil {
 		return nil, false, err
 	}
+	bucket, err = listLevels(ctx, bc)
+	if err != nil {
+		return nil, false, fmt.Errorf("%w: %w", errBucketUnlisted, err)
+	}
 	folder, err := listLevels(ctx, fc)
 	if err != nil {
 		return nil, false, fmt.Errorf("list the replica folder: %w", err)
-	}
-	bucket, err = listLevels(ctx, bc)
-	if err != nil {
-		// The folder and edges go on without the bucket; the mirror lists it again, and never
-		// writes into a bucket that holds a later position than the folder (see mirror.sync).
-		r.log.Warn("object storage is unreachable: replicating to the folder, and to the bucket once it answers", "file", name, "err", err)
-		return nil, false, nil
 	}
 	if maxTXID(bucket) <= maxTXID(folder) {
 		return bucket, false, nil
@@ -77,6 +75,30 @@ func (r *Replicator) seed(ctx context.Context, name string) (bucket map[fileKey]
 	}
 	r.log.Info("the replica folder continues the bucket's history", "file", name, "position", uint64(maxTXID(bucket)), "files", len(plan))
 	return bucket, true, nil
+}
+
+// errBucketUnlisted is the cause of a seed that could not list the bucket.
+var errBucketUnlisted = errors.New("list the bucket")
+
+// continuesFolder reports whether Litestream's local state of a file continues the folder's
+// history (align keeps it as it is): the folder then holds everything this data folder replicated,
+// and the bucket, which only the mirror of this folder writes, cannot hold a later position. Such
+// a file may be replicated while the bucket cannot be listed (the mirror lists it once it answers):
+// a primary killed during an outage of object storage starts again on its own folder.
+func (r *Replicator) continuesFolder(ctx context.Context, name string, db *litestream.DB) bool {
+	fc, err := r.target.folderClient(name)
+	if err != nil {
+		return false
+	}
+	folder, err := listLevels(ctx, fc)
+	if err != nil {
+		return false
+	}
+	_, local, err := db.MaxLTX()
+	pos := maxTXID(folder)
+	// A file replicated nowhere yet (a directory made during the outage) starts its history in the
+	// folder; were the bucket to hold one after all, the mirror would refuse to copy into it.
+	return err == nil && (pos == 0 && local == 0 || pos > 0 && local >= pos && continuous(db, pos, local))
 }
 
 // newestL0 returns the level-0 file with the highest position, or nil.

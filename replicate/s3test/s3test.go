@@ -1,6 +1,7 @@
 // Package s3test runs an S3 bucket in the test process for tests of replication to object storage,
-// with the failures a real store has: it can be taken down (every request fails with 503) or hung
-// (every request waits until the store is up again, or until its client gives up).
+// with the failures a real store has: it can be taken down (every connection is closed without an
+// answer, as by a store that cannot be reached) or hung (every request waits until the store is up
+// again, or until its client gives up).
 package s3test
 
 import (
@@ -23,7 +24,7 @@ type State int
 // The states of a Store.
 const (
 	Up   State = iota // answers as S3 does
-	Down              // answers 503 to every request
+	Down              // closes every connection without an answer
 	Hung              // answers nothing until the store is up again or the client gives up
 )
 
@@ -54,7 +55,9 @@ func New(tb testing.TB) *Store {
 		s.mu.Unlock()
 		switch state {
 		case Down:
-			http.Error(w, "the store is down", http.StatusServiceUnavailable)
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
 			return
 		case Hung:
 			select {
@@ -71,6 +74,13 @@ func New(tb testing.TB) *Store {
 	tb.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	s.URL = srv.URL
 	return s
+}
+
+// State returns the store's state.
+func (s *Store) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
 }
 
 // Set puts the store in a state; requests hung until now go on when it leaves Hung.
