@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -25,17 +28,50 @@ func (d *Directory) Republish(ctx context.Context) (dirsvc.ImportStats, error) {
 	})
 }
 
-// StaleViews reports whether the directory's stored views were made by an older version of the
-// projection rules than dirsvc.ProjectionVersion (Republish makes them anew).
-func (d *Directory) StaleViews(ctx context.Context) (bool, error) {
-	if d.writer == nil {
+// StaleViews reports whether the stored views of the directory were made by an older version of
+// the projection rules than dirsvc.ProjectionVersion (Republish makes them anew). It reads the file
+// with a connection of its own, without opening the directory: a primary asks it of every directory
+// at start, and opens only those it must republish.
+func (s *Store) StaleViews(ctx context.Context, slug string) (bool, error) {
+	if s.replica {
 		return false, errReplica
 	}
+	path := filepath.Join(s.root, "dirs", slug, "directory.db")
+	if _, err := os.Stat(path); err != nil {
+		return false, fmt.Errorf("directory %q: %w", slug, err)
+	}
+	db, err := sql.Open("sqlite", dsn(path, false))
+	if err != nil {
+		return false, err
+	}
+	defer db.Close()
 	var v int
-	if err := d.writer.QueryRowContext(ctx, "SELECT version FROM projection WHERE id = 1").Scan(&v); err != nil {
-		return false, fmt.Errorf("read the projection version: %w", err)
+	err = db.QueryRowContext(ctx, "SELECT version FROM projection WHERE id = 1").Scan(&v)
+	if err != nil && strings.Contains(err.Error(), "no such table") {
+		return true, nil // a file of a build before versions were kept: version 1
+	} else if err != nil {
+		return false, fmt.Errorf("read the projection version of %q: %w", slug, err)
 	}
 	return v < dirsvc.ProjectionVersion, nil
+}
+
+// Release closes a directory that is open and not in use, so a process that opened many at once (a
+// start republishing them) does not keep them all open; the next request opens it again.
+func (s *Store) Release(slug string) {
+	s.mu.Lock()
+	e, ok := s.dirs[slug]
+	if ok {
+		select {
+		case <-e.ready:
+			delete(s.dirs, slug)
+		default:
+			ok = false // being opened
+		}
+	}
+	s.mu.Unlock()
+	if ok && e.d != nil {
+		e.d.retire()
+	}
 }
 
 // loadSnapshot reads the directory as last written: its description, taxonomy, collections and the

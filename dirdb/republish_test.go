@@ -47,13 +47,13 @@ func TestRepublishReplacesViewsAnOlderBuildStored(t *testing.T) {
 		t.Fatal("the stale view was not stored")
 	}
 	// Views an older version of the rules made are known as such.
-	if stale, err := d.StaleViews(ctx); err != nil || stale {
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || stale {
 		t.Fatalf("views made by the current rules said stale: %v %v", stale, err)
 	}
 	if _, err := db.Exec(`UPDATE projection SET version = 1`); err != nil {
 		t.Fatal(err)
 	}
-	if stale, err := d.StaleViews(ctx); err != nil || !stale {
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || !stale {
 		t.Fatalf("views of version 1 not said stale: %v %v", stale, err)
 	}
 	st, err := d.Republish(ctx)
@@ -63,7 +63,7 @@ func TestRepublishReplacesViewsAnOlderBuildStored(t *testing.T) {
 	if strings.Contains(body(), "canary-staff-x") || !strings.Contains(body(), `"address":null`) {
 		t.Errorf("the stale view is still served: %s", body())
 	}
-	if stale, err := d.StaleViews(ctx); err != nil || stale {
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || stale {
 		t.Errorf("republished views still said stale: %v %v", stale, err)
 	}
 	if got := countChanges(t, s.Root(), "small"); got != before+st.Events {

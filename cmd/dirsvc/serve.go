@@ -242,26 +242,29 @@ func (m *Main) serveHTTP(ctx context.Context, ln net.Listener, handler http.Hand
 // republishStale publishes again every directory whose stored views an older version of the
 // projection rules made (see dirsvc.ProjectionVersion), before anything is served or replicated: an
 // upgrade that shows some audience less than before holds from the first answer, on every copy.
+// Only the directories republished are opened, and each is closed again after.
 func (m *Main) republishStale(ctx context.Context, store *dirdb.Store) error {
 	slugs, err := store.Slugs(ctx)
 	if err != nil {
 		return err
 	}
 	for _, slug := range slugs {
-		d, err := store.Directory(ctx, slug)
+		stale, err := store.StaleViews(ctx, slug)
 		if err != nil {
 			// Its reads answer 500 and say why; the other directories are served.
-			m.Log.Error("a directory cannot be opened", "directory", slug, "err", err)
+			m.Log.Error("a directory cannot be read", "directory", slug, "err", err)
+			continue
+		} else if !stale {
 			continue
 		}
-		stale, err := d.StaleViews(ctx)
+		d, err := store.Directory(ctx, slug)
 		if err != nil {
-			return fmt.Errorf("directory %s: %w", slug, err)
-		} else if !stale {
+			m.Log.Error("a directory cannot be opened", "directory", slug, "err", err)
 			continue
 		}
 		start := time.Now()
 		stats, err := d.Republish(ctx)
+		store.Release(slug)
 		if errors.Is(err, dirsvc.ErrNotFound) {
 			continue // never imported: no views to make
 		} else if err != nil {
