@@ -181,7 +181,9 @@ func (m *mirror) copyFile(ctx context.Context, name string) {
 	folderPos, err := m.sync(ctx, name, f)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	f.folderPos = max(f.folderPos, folderPos)
+	if err == nil || folderPos > 0 { // the folder was listed
+		f.folderPos = folderPos
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			f.dirty = true
