@@ -20,13 +20,14 @@ const module = "github.com/dirsvc/dirsvc"
 var importTable = map[string][]string{
 	".":         {},
 	"schema":    {},
-	"dirdb":     {".", "schema"},
+	"dirdb":     {".", "schema", "internal"},
 	"fhir":      {"."},
 	"edge":      {".", "fhir"},
 	"primary":   {".", "edge", "fhir"},
-	"replicate": {"."},
+	"replicate": {".", "internal"},
 	"cmd":       {"*"},
 	"bench":     {}, // load tools: the standard library only
+	"internal":  {}, // small helpers of several packages: the standard library only
 }
 
 // narrower lists subpackages held to less than their top-level package.

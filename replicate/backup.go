@@ -18,6 +18,8 @@ import (
 
 	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
+
+	"github.com/dirsvc/dirsvc/internal/walindex"
 )
 
 // Replicator replicates the files of a data folder with Litestream: each file is a Litestream
@@ -27,7 +29,7 @@ import (
 // Litestream's own monitors (two goroutines a file, each running a sync every interval whether or not
 // the file changed) cost about 0.1 ms of CPU a file a look: at a tenth of a second, a primary of a
 // thousand directories spent more than one core doing nothing. The Replicator instead looks at
-// each file itself every interval (the header of its mapped WAL index, see walIndex) and syncs only
+// each file itself every interval (the header of its mapped WAL index, see internal/walindex) and syncs only
 // the files that changed.
 //
 // Litestream keeps its own connection and a long read transaction on each file, and runs the
@@ -173,10 +175,10 @@ func (r *Replicator) forget(name string) {
 }
 
 // look is what the watcher saw of a file, and when: the digest of its WAL index's header where the
-// index is mapped (see walIndex), else its WAL's size and time.
+// index is open (see internal/walindex), else its WAL's size and time.
 type look struct {
 	db     *litestream.DB // the file's database: one added anew is looked at anew
-	index  *walIndex
+	index  *walindex.Index
 	digest uint64
 	at     time.Time
 	size   int64
@@ -266,10 +268,10 @@ func changedSince(looks map[string]look, dbs map[string]*litestream.DB, tick int
 			prev, seen = look{}, false
 		}
 		if prev.index == nil {
-			prev.index, _ = openWALIndex(db.Path()) // none yet: stat below, and try again next look
+			prev.index, _ = walindex.Open(db.Path()) // none yet: stat below, and try again next look
 		}
 		if prev.index != nil {
-			if d, ok := prev.index.digest(); ok {
+			if d, err := prev.index.Digest(); err == nil {
 				if !seen || d != prev.digest {
 					due = append(due, name)
 				}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package replicate
+package walindex
 
 import (
 	"os"

@@ -1,11 +1,11 @@
 //go:build !unix
 
-package replicate
+package walindex
 
 import (
 	"errors"
 	"os"
 )
 
-// mapHeader maps nothing here: the watcher stats the WAL instead.
+// mapHeader maps nothing here: looks read the file.
 func mapHeader(*os.File) ([]byte, error) { return nil, errors.New("no shared mappings on this system") }
