@@ -177,11 +177,14 @@ func (g *Grant) Validate() error {
 // Client is a partner client: its ID, what it is, and the grants of the directories it may use. Its
 // secret is never kept, only an HMAC of it.
 type Client struct {
-	ID      string  `json:"clientId"`
-	Name    string  `json:"name"`
-	Sandbox bool    `json:"sandbox,omitempty"`
-	Grants  []Grant `json:"grants"`
-	Revoked bool    `json:"revoked,omitempty"`
+	ID   string `json:"clientId"`
+	Name string `json:"name"`
+	// Directory is the directory a directory client (DirectoryClientPrefix) belongs to, for life;
+	// empty for a partner organisation's client.
+	Directory string  `json:"directory,omitempty"`
+	Sandbox   bool    `json:"sandbox,omitempty"`
+	Grants    []Grant `json:"grants"`
+	Revoked   bool    `json:"revoked,omitempty"`
 }
 
 // Grant returns the client's grant in the directory, or nil.

@@ -140,7 +140,7 @@ func (a *Access) CreateClient(ctx context.Context, nc NewClient) (*dirsvc.Client
 		c.ID = dirsvc.PartnerClientPrefix + randomToken(12)
 		c.Grants = []dirsvc.Grant{a.SandboxGrant()}
 	case nc.Directory != "":
-		c.ID = dirsvc.DirectoryClientPrefix + randomToken(12)
+		c.ID, c.Directory = dirsvc.DirectoryClientPrefix+randomToken(12), nc.Directory
 		for _, g := range c.Grants {
 			if g.Directory != nc.Directory {
 				return nil, "", dirsvc.InvalidParam("directory", "a directory client has grants in its own directory only")
@@ -171,7 +171,8 @@ func (a *Access) SandboxGrant() dirsvc.Grant {
 }
 
 // Grant adds or replaces a client's grant in one directory. A directory client may hold a grant in
-// its own directory only; a sandbox client none but its sandbox grant.
+// its own directory only, for life (after its grant there was removed too); a sandbox client none
+// but its sandbox grant.
 func (a *Access) Grant(ctx context.Context, clientID string, g dirsvc.Grant) error {
 	c, _, err := a.store.Client(ctx, clientID)
 	if err != nil {
@@ -180,8 +181,11 @@ func (a *Access) Grant(ctx context.Context, clientID string, g dirsvc.Grant) err
 	if c.Sandbox {
 		return dirsvc.InvalidParam("client", "a sandbox client has only its sandbox grant")
 	}
-	if strings.HasPrefix(c.ID, dirsvc.DirectoryClientPrefix) && len(c.Grants) > 0 && c.Grants[0].Directory != g.Directory {
-		return dirsvc.InvalidParam("directory", "a directory client has grants in its own directory only")
+	if strings.HasPrefix(c.ID, dirsvc.DirectoryClientPrefix) && c.Directory != g.Directory {
+		if c.Directory == "" { // its grant was removed before clients kept their directory
+			return dirsvc.InvalidParam("directory", "the directory this directory client belongs to is no longer known: create a new client")
+		}
+		return dirsvc.InvalidParam("directory", "a directory client belongs to %s and has grants there only", c.Directory)
 	}
 	if err := g.Validate(); err != nil {
 		return err

@@ -339,3 +339,31 @@ func TestAccessRequestsNeedAReasonForPractitioners(t *testing.T) {
 		}
 	}
 }
+
+// TestADirectoryClientBelongsToItsDirectoryForLife removes a directory client's only grant and
+// grants it another directory: refused, as while it held its grant; its own directory may grant it
+// again.
+func TestADirectoryClientBelongsToItsDirectoryForLife(t *testing.T) {
+	ctx := context.Background()
+	a := newAuthService(t, nil)
+	id, _ := a.client(t, dirsvc.ScopeGraphRead)
+	other := dirsvc.Grant{Directory: "other", Tier: dirsvc.Partner, Scopes: []string{dirsvc.ScopeGraphRead}, Limit: dirsvc.DefaultPartnerLimit}
+	if err := a.access.Grant(ctx, id, other); err == nil {
+		t.Fatal("a directory client was granted another directory while it held its own grant")
+	}
+	if err := a.store.RemoveGrant(ctx, id, "small"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.access.Grant(ctx, id, other); err == nil || dirsvc.ErrorCode(err) != dirsvc.EInvalid {
+		t.Fatalf("a directory client without grants was granted another directory: %v", err)
+	}
+	c, _, err := a.store.Client(ctx, id)
+	if err != nil || c.Directory != "small" || len(c.Grants) != 0 {
+		t.Fatalf("the client after the refusal: %+v, %v", c, err)
+	}
+	own := other
+	own.Directory = "small"
+	if err := a.access.Grant(ctx, id, own); err != nil {
+		t.Errorf("its own directory could not grant it again: %v", err)
+	}
+}
