@@ -18,6 +18,7 @@ type AccessToken struct {
 	Directory string `json:"aud"` // the one directory the token is for
 	ClientID  string `json:"client_id"`
 	IssuedAt  int64  `json:"iat"`
+	NotBefore int64  `json:"nbf,omitempty"`
 	Expires   int64  `json:"exp"`
 	ID        string `json:"jti"`
 	// Scope is the space-separated granted scopes.
@@ -50,7 +51,13 @@ type jwtHeader struct {
 	Kid string `json:"kid"`
 }
 
-var b64 = base64.RawURLEncoding
+// b64 reads a token's parts strictly: one text a value, no padding, no stray bits.
+var b64 = base64.RawURLEncoding.Strict()
+
+// TokenLifetime is how long an access token is valid. Tokens are checked without a database call,
+// so revoking a client takes effect when its last token expires: it is kept short, and a token
+// claiming a longer life is refused.
+const TokenLifetime = 15 * time.Minute
 
 // SignToken encodes and signs t with the private key named kid.
 func SignToken(t *AccessToken, kid string, key ed25519.PrivateKey) (string, error) {
@@ -72,8 +79,9 @@ const maxTokenLength = 4096
 // clockSkew is how far in the future a token's issue time may be, for nodes whose clocks differ.
 const clockSkew = time.Minute
 
-// VerifyToken checks a presented token's header, signature and lifetime at now and returns its
-// claims; every failure is ErrInvalidToken.
+// VerifyToken checks a presented token's header (EdDSA, typ at+jwt exactly), signature and lifetime at
+// now (issued, not before, not expired, at most TokenLifetime long) and returns its claims; every
+// failure is ErrInvalidToken.
 func VerifyToken(raw string, keys TokenKeys, now time.Time) (*AccessToken, error) {
 	if len(raw) > maxTokenLength {
 		return nil, ErrInvalidToken
@@ -87,7 +95,7 @@ func VerifyToken(raw string, keys TokenKeys, now time.Time) (*AccessToken, error
 		return nil, ErrInvalidToken
 	}
 	var h jwtHeader
-	if err := json.Unmarshal(hb, &h); err != nil || h.Alg != "EdDSA" || !strings.EqualFold(h.Typ, "at+jwt") {
+	if err := json.Unmarshal(hb, &h); err != nil || h.Alg != "EdDSA" || h.Typ != "at+jwt" {
 		return nil, ErrInvalidToken
 	}
 	key, ok := keys.TokenKey(h.Kid)
@@ -110,8 +118,12 @@ func VerifyToken(raw string, keys TokenKeys, now time.Time) (*AccessToken, error
 	if err := json.Unmarshal(cb, &t); err != nil {
 		return nil, ErrInvalidToken
 	}
-	// Only what a grant can hold is honoured: a served tier and a limit; never the staff tier.
-	if unix := now.Unix(); t.Expires <= unix || t.IssuedAt > unix+int64(clockSkew/time.Second) ||
+	// Only what a grant can hold is honoured: a served tier and a limit; never the staff tier; and
+	// only the life the issuer gives (a token claiming more was not made by it), from its issue or
+	// not-before time on.
+	skew := int64(clockSkew / time.Second)
+	if unix := now.Unix(); t.Expires <= unix || t.IssuedAt <= 0 || t.IssuedAt > unix+skew || t.NotBefore > unix+skew ||
+		t.Expires-t.IssuedAt > int64(TokenLifetime/time.Second) ||
 		!ValidSlug(t.Directory) || t.ClientID == "" || !slices.Contains(ServedAudiences, t.Tier) ||
 		t.Limit.PerMinute < 1 || t.Limit.PerDay < 1 {
 		return nil, ErrInvalidToken

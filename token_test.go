@@ -36,6 +36,12 @@ func TestVerifyTokenHonoursOnlyWhatAGrantCanHold(t *testing.T) {
 		"no directory":    func(t *dirsvc.AccessToken) { t.Directory = "" },
 		"no client":       func(t *dirsvc.AccessToken) { t.ClientID = "" },
 		"a bad directory": func(t *dirsvc.AccessToken) { t.Directory = "../demo" },
+		"a ten-year life": func(t *dirsvc.AccessToken) { t.Expires = now.AddDate(10, 0, 0).Unix() },
+		"a life one second longer than issued": func(t *dirsvc.AccessToken) {
+			t.IssuedAt, t.Expires = now.Unix()-1, now.Add(dirsvc.TokenLifetime).Unix()
+		},
+		"no issue time":         func(t *dirsvc.AccessToken) { t.IssuedAt = 0 },
+		"not valid before soon": func(t *dirsvc.AccessToken) { t.NotBefore = now.Add(2 * time.Minute).Unix() },
 	} {
 		tok := good()
 		change(tok)
@@ -50,9 +56,20 @@ func TestVerifyTokenHonoursOnlyWhatAGrantCanHold(t *testing.T) {
 		"too long":        raw + strings.Repeat("A", 5000),
 		"two parts":       raw[:strings.LastIndexByte(raw, '.')],
 		"alg none header": "eyJhbGciOiJub25lIiwidHlwIjoiYXQrand0Iiwia2lkIjoiazEifQ" + raw[strings.IndexByte(raw, '.'):],
+		// {"alg":"EdDSA","typ":"AT+JWT","kid":"k1"}: the type is at+jwt exactly.
+		"another typ": "eyJhbGciOiJFZERTQSIsInR5cCI6IkFUK0pXVCIsImtpZCI6ImsxIn0" + raw[strings.IndexByte(raw, '.'):],
+		// The last character of the signature with stray low bits: the same bytes, another text.
+		"a signature not in canonical form": raw[:len(raw)-1] + strayBits(raw[len(raw)-1:]),
 	} {
 		if _, err := dirsvc.VerifyToken(bad, keys, now); err != dirsvc.ErrInvalidToken {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+}
+
+// strayBits returns the base64url character that decodes as c does in the last position of an
+// unpadded 64-byte value (4 bits used) with a low bit set.
+func strayBits(c string) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	return string(alphabet[strings.IndexByte(alphabet, c[0])|1])
 }

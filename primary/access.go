@@ -17,9 +17,8 @@ import (
 	"github.com/dirsvc/dirsvc"
 )
 
-// TokenLifetime is how long an access token is valid. Tokens are checked without a database call,
-// so revoking a client takes effect when its last token expires: keep this short.
-const TokenLifetime = 15 * time.Minute
+// TokenLifetime is how long an access token is valid (dirsvc.TokenLifetime: nodes refuse longer).
+const TokenLifetime = dirsvc.TokenLifetime
 
 // Access manages partner clients and issues their access tokens.
 type Access struct {
