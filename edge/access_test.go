@@ -36,13 +36,17 @@ type grant struct {
 	narrowing dirsvc.Narrowing
 	limit     dirsvc.RateLimit
 	client    string
-	expires   time.Time
+	issued    time.Time // zero: now
+	expires   time.Time // zero: ten minutes after issued
 }
 
 // token signs an access token for the grant, as the primary's token endpoint would.
 func token(tb testing.TB, g grant) string {
 	tb.Helper()
-	now := time.Now()
+	now := g.issued
+	if now.IsZero() {
+		now = time.Now()
+	}
 	if g.limit == (dirsvc.RateLimit{}) {
 		g.limit = dirsvc.RateLimit{PerMinute: 1 << 30, PerDay: 1 << 30}
 	}
@@ -155,9 +159,9 @@ func TestCachingAndAudienceFollowTheCaller(t *testing.T) {
 func TestClientLimitHoldsExactlyAtTheBoundary(t *testing.T) {
 	c := newClock()
 	s := limitedServer(t, c, edge.Limits{PerMinute: 1 << 20, PerDay: 1 << 20}, "")
-	later := c.Now().Add(time.Hour) // the server's clock is a day ahead of the test's
-	limited := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", client: "dirp_small", limit: dirsvc.RateLimit{PerMinute: 5, PerDay: 8}, expires: later})
-	other := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", client: "dirp_other", limit: dirsvc.RateLimit{PerMinute: 5, PerDay: 8}, expires: later})
+	issued := c.Now() // the server's clock is a day ahead of the test's
+	limited := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", client: "dirp_small", limit: dirsvc.RateLimit{PerMinute: 5, PerDay: 8}, issued: issued})
+	other := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", client: "dirp_other", limit: dirsvc.RateLimit{PerMinute: 5, PerDay: 8}, issued: issued})
 	const path = "/v1/d/small/services/svc_gp?view=brief"
 	for i := 1; i <= 5; i++ {
 		if r := s.getAs(t, limited, path); r.status != 200 {
@@ -280,7 +284,7 @@ func listIDs(tb testing.TB, s *testServer, tok, path string) []string {
 func TestAVerifiedTokenStillExpires(t *testing.T) {
 	c := newClock()
 	s := limitedServer(t, c, edge.Limits{PerMinute: 1 << 20, PerDay: 1 << 20}, "")
-	tok := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", expires: c.Now().Add(time.Minute)})
+	tok := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", issued: c.Now(), expires: c.Now().Add(time.Minute)})
 	const path = "/v1/d/small/services/svc_gp?view=brief"
 	for range 2 { // the second read finds the token verified already
 		if r := s.getAs(t, tok, path); r.status != 200 {

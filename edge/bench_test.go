@@ -42,7 +42,7 @@ func BenchmarkTokenVerificationOverhead(b *testing.B) {
 	s := newTestServer(b, smallFixture(b))
 	h := edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(), Keys: testKeys,
 		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}})
-	tok := token(b, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", expires: time.Now().Add(time.Hour)})
+	tok := token(b, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", expires: time.Now().Add(dirsvc.TokenLifetime)})
 	// measure returns the wall time per request of n reads spread over every core.
 	measure := func(auth string, n int) time.Duration {
 		workers := runtime.GOMAXPROCS(0)
