@@ -2,11 +2,15 @@ package edge
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -49,11 +53,21 @@ func ParsePosition(v string) (txid uint64, lineage string, err error) {
 }
 
 // Headers by which an edge tells the primary who the client of a forwarded request is. The primary
-// believes them only next to its replication token.
+// believes them only next to the vouching credential derived from its replication token.
 const (
 	edgeTokenHeader    = "Dirsvc-Edge-Token"
 	edgeClientIPHeader = "Dirsvc-Client-Ip"
 )
+
+// vouching returns the credential by which an edge vouches for the client address it passes on:
+// the hex HMAC-SHA256, keyed with the replication token, of a fixed label. It is not the token
+// itself, so that what travels on every forwarded request (and may be logged or leaked on the way)
+// does not open the replication stream.
+func vouching(replicationToken string) string {
+	m := hmac.New(sha256.New, []byte(replicationToken))
+	m.Write([]byte("dirsvc edge vouches for client addresses"))
+	return hex.EncodeToString(m.Sum(nil))
+}
 
 // Positions are an edge's copies of its directories, as far as reading your own writes needs.
 type Positions interface {
@@ -69,8 +83,8 @@ type Forwarding struct {
 	Primary *url.URL
 	// FlyPrimaryRegion is the Fly.io region of the primary: requests are answered with fly-replay.
 	FlyPrimaryRegion string
-	// EdgeToken is the primary's replication token: it vouches for the client address the edge
-	// passes on.
+	// EdgeToken is the primary's replication token. The edge vouches for the client address it
+	// passes on with a credential derived from it (see vouching), never with the token itself.
 	EdgeToken string
 	// Positions are the edge's copies; ReadWait how long a read waits for its copy to reach the
 	// position asked for before it goes to the primary (zero: DefaultReadWait).
@@ -99,7 +113,7 @@ func (s *Server) forwarding(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if forward != nil {
-			if strings.HasPrefix(r.URL.Path, replicationPrefix) {
+			if underReplication(r.URL.Path) {
 				s.error(w, r, dirsvc.ErrNotFound) // the primary's stream is for edges, not through them
 				return
 			}
@@ -127,6 +141,14 @@ func (s *Server) forwarding(next http.Handler) http.Handler {
 // replicationPrefix is where a primary serves its replication stream (replicate.StreamPrefix).
 const replicationPrefix = "/replication/"
 
+// underReplication reports whether a request path (decoded) reaches the primary's replication
+// stream once cleaned, as the primary's mux cleans it: "//replication/..", "/./replication/..",
+// "/x/../replication/.." all do.
+func underReplication(p string) bool {
+	c := path.Clean("/" + p)
+	return c+"/" == replicationPrefix || strings.HasPrefix(c, replicationPrefix)
+}
+
 // forwarder returns the handler that sends a request to the primary.
 func (s *Server) forwarder(fw *Forwarding) http.Handler {
 	if fw.FlyPrimaryRegion != "" {
@@ -137,6 +159,10 @@ func (s *Server) forwarder(fw *Forwarding) http.Handler {
 			s.error(w, r, dirsvc.Errorf(dirsvc.EUnavailable, "This request is served in the primary region: the proxy in front replays it there."))
 		})
 	}
+	vouch := ""
+	if fw.EdgeToken != "" {
+		vouch = vouching(fw.EdgeToken)
+	}
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(fw.Primary)
@@ -144,8 +170,8 @@ func (s *Server) forwarder(fw *Forwarding) http.Handler {
 			pr.SetXForwarded()
 			pr.Out.Header.Del(edgeTokenHeader)
 			pr.Out.Header.Del(edgeClientIPHeader)
-			if fw.EdgeToken != "" {
-				pr.Out.Header.Set(edgeTokenHeader, fw.EdgeToken)
+			if vouch != "" {
+				pr.Out.Header.Set(edgeTokenHeader, vouch)
 				pr.Out.Header.Set(edgeClientIPHeader, s.clientKey(pr.In).String())
 			}
 		},
@@ -158,13 +184,13 @@ func (s *Server) forwarder(fw *Forwarding) http.Handler {
 }
 
 // forwardedClient returns the client address an edge vouched for, when the request comes from an
-// edge that knows the replication token.
+// edge that knows the replication token: it presents the vouching credential derived from it.
 func (s *Server) forwardedClient(r *http.Request) string {
-	if s.cfg.EdgeToken == "" {
+	if s.vouch == "" {
 		return ""
 	}
 	tok := r.Header.Get(edgeTokenHeader)
-	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.EdgeToken)) != 1 {
+	if tok == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(s.vouch)) != 1 {
 		return ""
 	}
 	return r.Header.Get(edgeClientIPHeader)

@@ -1,10 +1,17 @@
 package edge_test
 
 import (
+	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +33,14 @@ func (p *positions) WaitFor(_ context.Context, dir string, pos uint64, lineage s
 	defer p.mu.Unlock()
 	p.waited = append(p.waited, pos)
 	return dir == "small" && pos <= p.at && (lineage == "" || lineage == p.lineage)
+}
+
+// vouchingFor is the credential an edge vouches for client addresses with, as README states it:
+// the hex HMAC-SHA256 of a fixed label keyed with the replication token.
+func vouchingFor(token string) string {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte("dirsvc edge vouches for client addresses"))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // edgeOf serves the small fixture as an edge whose primary is the given server.
@@ -71,7 +86,9 @@ func TestAnEdgeForwardsWhatItDoesNotServe(t *testing.T) {
 	}
 
 	// A write, the token endpoint and the admin API go to the primary, Host kept, with the client's
-	// address and the token that vouches for it (a client's own copies of those headers dropped).
+	// address and the credential that vouches for it (a client's own copies of those headers
+	// dropped). The replication token itself is nowhere on the request: whoever sees a forwarded
+	// request cannot follow the primary's stream.
 	for _, c := range []struct{ method, path string }{
 		{"POST", "/oauth/token"}, {"PUT", "/admin/v1/d/small/records/svc_gp"}, {"POST", "/v1/d/small/webhooks"},
 		{"GET", "/v1/d/small/exports/abc"},
@@ -87,10 +104,20 @@ func TestAnEdgeForwardsWhatItDoesNotServe(t *testing.T) {
 		if resp.StatusCode != 200 || r == nil || r.Method != c.method || r.URL.Path != c.path {
 			t.Fatalf("%s %s: %d, primary saw %v", c.method, c.path, resp.StatusCode, r)
 		}
-		if r.Header.Get("Dirsvc-Edge-Token") != token || r.Header.Get("Dirsvc-Client-Ip") != "127.0.0.1" ||
+		if r.Header.Get("Dirsvc-Edge-Token") != vouchingFor(token) || r.Header.Get("Dirsvc-Client-Ip") != "127.0.0.1" ||
 			r.Host != strings.TrimPrefix(s.URL, "http://") {
-			t.Errorf("%s %s: forwarded with token %q, client %q, host %q", c.method, c.path,
+			t.Errorf("%s %s: forwarded with credential %q, client %q, host %q", c.method, c.path,
 				r.Header.Get("Dirsvc-Edge-Token"), r.Header.Get("Dirsvc-Client-Ip"), r.Host)
+		}
+		for name, values := range r.Header {
+			for _, v := range values {
+				if strings.Contains(v, token) {
+					t.Errorf("%s %s: the replication token is forwarded in %s", c.method, c.path, name)
+				}
+			}
+		}
+		if strings.Contains(r.URL.String(), token) {
+			t.Errorf("%s %s: the replication token is forwarded in the URL", c.method, c.path)
 		}
 	}
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(seen) }
@@ -135,11 +162,40 @@ func TestAnEdgeForwardsWhatItDoesNotServe(t *testing.T) {
 			t.Errorf("a bad position %q: %d %s", bad, r.status, r.body)
 		}
 	}
-	// The primary's replication stream is not reachable through an edge.
-	if resp, err := http.Get(s.URL + "/replication/v1/files"); err != nil || resp.StatusCode != 404 {
-		t.Errorf("the replication stream through the edge: %v %v", resp, err)
+	// The primary's replication stream is not reachable through an edge, however the path is
+	// written: the edge matches on the path cleaned as the primary's mux cleans it.
+	n = count()
+	for _, p := range []string{
+		"/replication/v1/files",
+		"/replication",
+		"/replication/",
+		"//replication/v1/files",
+		"/./replication/v1/files",
+		"/x/../replication/v1/files",
+		"/replication/../replication/v1/files",
+		"/replication/v1/../v1/ltx/0?name=dirs/small/directory",
+		"///replication//v1//files",
+		"/%72eplication/v1/files",
+		"/replication%2Fv1%2Ffiles",
+		"/%2e/replication/v1/files",
+		"/x/%2e%2e/replication/v1/files",
+		"/%2freplication/v1/files",
+	} {
+		if got := rawGet(t, s.URL, p); got != 404 {
+			t.Errorf("the replication stream through the edge at %s: %d", p, got)
+		}
+	}
+	if count() != n {
+		t.Errorf("a request for the replication stream went to the primary")
+	}
+	// A path that only looks like it is still forwarded.
+	if resp, err := http.Get(s.URL + "/replications/v1/files"); err != nil {
+		t.Fatal(err)
 	} else {
 		resp.Body.Close()
+	}
+	if count() != n+1 {
+		t.Errorf("/replications/v1/files was not forwarded")
 	}
 	copyAt.mu.Lock()
 	if len(copyAt.waited) != 4 || copyAt.waited[0] != 5 || copyAt.waited[1] != 6 {
@@ -180,8 +236,29 @@ func TestAnEdgeOnFlyReplays(t *testing.T) {
 	}
 }
 
+// rawGet sends GET target to the server at base with target written as is on the request line (a
+// client would clean or escape it), and returns the status.
+func rawGet(t *testing.T, base, target string) int {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: edge.test\r\nConnection: close\r\n\r\n", target); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("GET %s: %v", target, err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // TestThePrimaryBelievesOnlyItsEdges limits a forwarded request by the address its edge names only
-// when the edge presents the replication token.
+// when the edge presents the credential derived from the replication token: not the token itself,
+// nor anything else.
 func TestThePrimaryBelievesOnlyItsEdges(t *testing.T) {
 	const token = "a-replication-token-for-tests"
 	s := newTestServer(t, smallFixture(t))
@@ -192,15 +269,25 @@ func TestThePrimaryBelievesOnlyItsEdges(t *testing.T) {
 	get := func(edgeToken, client string) int {
 		return s.get(t, "/v1/d/small/services/svc_gp", "Dirsvc-Edge-Token", edgeToken, "Dirsvc-Client-Ip", client).status
 	}
+	vouch := vouchingFor(token)
 	// Two clients behind one edge each get their own limit.
-	if get(token, "198.51.100.1") != 200 || get(token, "198.51.100.2") != 200 {
+	if get(vouch, "198.51.100.1") != 200 || get(vouch, "198.51.100.2") != 200 {
 		t.Fatal("two clients of one edge share a limit")
 	}
-	if get(token, "198.51.100.1") != 429 {
+	if get(vouch, "198.51.100.1") != 429 {
 		t.Fatal("a client of an edge is not limited")
 	}
-	// Without the token the named address means nothing: the caller is limited by its own.
-	if get("not-the-token-of-any-edge", "198.51.100.3") != 200 || get("", "198.51.100.4") != 429 {
-		t.Error("a caller without the token chose its own address")
+	// Without the credential the named address means nothing: the caller is limited by its own
+	// (127.0.0.1), which the first of these uses up. The replication token itself is not the
+	// credential, nor is a credential derived from another token or a truncated one.
+	for i, bad := range []string{"not-the-token-of-any-edge", token, "Bearer " + token, vouchingFor(token + "x"),
+		vouch[:32], strings.ToUpper(vouch), vouch + "0", ""} {
+		want := 429
+		if i == 0 {
+			want = 200
+		}
+		if got := get(bad, "198.51.100."+strconv.Itoa(10+i)); got != want {
+			t.Errorf("a caller presenting %q as the credential: %d, want %d", bad, got, want)
+		}
 	}
 }

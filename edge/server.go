@@ -43,7 +43,8 @@ type Config struct {
 	// serves everything itself.
 	Forwarding *Forwarding
 	// EdgeToken, on a primary, is its replication token: a request forwarded by an edge that
-	// presents it is limited by the client address the edge names.
+	// presents the vouching credential derived from it (see vouching) is limited by the client
+	// address the edge names.
 	EdgeToken string
 }
 
@@ -56,6 +57,7 @@ type Server struct {
 	anonymous *limiter[netip.Addr]
 	clients   *limiter[clientLimitKey]
 	tokens    tokenCache
+	vouch     string // on a primary with a replication token, the credential edges vouch with
 }
 
 // New returns a Server.
@@ -72,6 +74,9 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
 		anonymous: newLimiter[netip.Addr](), clients: newLimiter[clientLimitKey]()}
+	if cfg.EdgeToken != "" {
+		s.vouch = vouching(cfg.EdgeToken)
+	}
 	s.routes()
 	s.handler = s.forwarding(s.guard(compress(s.mux)))
 	return s

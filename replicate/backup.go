@@ -494,9 +494,9 @@ func (r *Replicator) Positions() map[string]uint64 {
 	return out
 }
 
-// positions returns every file's position, in name order, and a version that changes when any
-// position does.
-func (r *Replicator) positions() ([]FilePosition, string) {
+// positions returns the position of every file keep keeps, in name order, and a version that
+// changes when any of those positions does.
+func (r *Replicator) positions(keep func(name string) bool) ([]FilePosition, string) {
 	pos := r.Positions()
 	files := make([]FilePosition, 0, len(pos))
 	h := fnv.New64a()
@@ -504,10 +504,32 @@ func (r *Replicator) positions() ([]FilePosition, string) {
 	lineages := maps.Clone(r.lineages)
 	r.mu.Unlock()
 	for _, name := range r.Names() {
+		if !keep(name) {
+			continue
+		}
 		files = append(files, FilePosition{name, pos[name], lineages[name]})
 		fmt.Fprintf(h, "%s\x00%d\x00%s\n", name, pos[name], lineages[name])
 	}
 	return files, strconv.FormatUint(h.Sum64(), 36)
+}
+
+// position returns the position of the file named name, 0 when it is not replicated.
+func (r *Replicator) position(name string) uint64 {
+	r.mu.Lock()
+	db := r.dbs[name]
+	r.mu.Unlock()
+	if db == nil {
+		return 0
+	}
+	return uint64(db.Replica.Pos().TXID)
+}
+
+// replicates reports whether the file named name is replicated.
+func (r *Replicator) replicates(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.dbs[name]
+	return ok
 }
 
 // Names returns the replicated files' names, in order.

@@ -23,10 +23,14 @@ import (
 )
 
 // The replication stream is how edges follow a primary: a read-only view, over HTTP, of the
-// primary's replica folder. A directory file holds every served tier's views, partners' included,
-// so the stream is not public: every request carries the replication token.
+// directory files of the primary's replica folder. A directory file holds every served tier's
+// views, partners' included, so the stream is not public: every request carries the replication
+// token. It serves nothing else of the folder: the platform file (partner clients' secret MACs,
+// grants, signing keys) and the ops files (canonical records with staff-only details) never leave
+// the primary but for its backup targets, and a name of one of them is answered as a file the
+// primary does not replicate. What edges need of the platform comes as JSON with the files.
 //
-//	GET /replication/v1/files[?since=V&wait=D]          Files: every file's position, and the platform
+//	GET /replication/v1/files[?since=V&wait=D]          Files: every directory file's position, and the platform
 //	GET /replication/v1/ltx/{level}?name=N[&seek=T]     the LTX files of a level, as ltx.FileInfo
 //	GET /replication/v1/ltx/{level}/{file}?name=N       one LTX file (Range requests allowed)
 //
@@ -48,7 +52,7 @@ type FilePosition struct {
 }
 
 // Files is the primary's answer to an edge: the version of the positions (which changes when any
-// does), every replicated file's position, and what an edge needs of the platform file.
+// does), every replicated directory file's position, and what an edge needs of the platform file.
 type Files struct {
 	Version  string           `json:"version"`
 	Files    []FilePosition   `json:"files"`
@@ -56,8 +60,8 @@ type Files struct {
 }
 
 // Stream returns the handler of the replication stream of a primary replicating with rep to a target
-// with a folder. Requests must carry "Authorization: Bearer <token>". platform returns what edges
-// need of the platform file.
+// with a folder: its directory files only (see Streamed). Requests must carry "Authorization: Bearer
+// <token>". platform returns what edges need of the platform file.
 func Stream(rep *Replicator, token string, platform func(context.Context) (*dirsvc.Platform, error)) (http.Handler, error) {
 	if rep.target.Dir == "" {
 		return nil, errors.New("replicate: the replication stream is served from a replica folder")
@@ -71,7 +75,7 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 		if v := r.URL.Query().Get("wait"); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil || d < 0 || d > MaxStreamWait {
-				streamError(w, http.StatusBadRequest, fmt.Errorf("wait: want a duration up to %s", MaxStreamWait))
+				streamError(w, r, rep, http.StatusBadRequest, "wait: want a duration up to "+MaxStreamWait.String(), nil)
 				return
 			}
 			wait = d
@@ -90,14 +94,18 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 				continue
 			}
 			looked = moved
-			files, version := rep.positions()
+			files, version := rep.positions(Streamed)
+			// The answer carries the platform, so a change to the platform file is a new version
+			// too (or an edge would learn of a switch only when its wait is over). Only the
+			// position counts, never anything read from the file.
+			version += "." + strconv.FormatUint(rep.position("platform"), 36) + "." + rep.Lineage("platform")
 			if version != since || !time.Now().Before(deadline) {
 				p, err := platform(r.Context())
 				if err != nil {
-					streamError(w, http.StatusInternalServerError, err)
+					streamError(w, r, rep, http.StatusInternalServerError, msgInternal, fmt.Errorf("read the platform: %w", err))
 					return
 				}
-				writeJSON(w, Files{Version: version, Files: files, Platform: p})
+				writeJSON(w, r, rep, Files{Version: version, Files: files, Platform: p})
 				return
 			}
 			select {
@@ -116,24 +124,24 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 		if v := r.URL.Query().Get("seek"); v != "" {
 			var err error
 			if seek, err = strconv.ParseUint(v, 10, 64); err != nil {
-				streamError(w, http.StatusBadRequest, errors.New("seek: want a transaction ID"))
+				streamError(w, r, rep, http.StatusBadRequest, "seek: want a transaction ID", nil)
 				return
 			}
 		}
 		itr, err := c.LTXFiles(r.Context(), level, ltx.TXID(seek), r.URL.Query().Get("meta") == "1")
 		if err != nil {
-			streamError(w, http.StatusInternalServerError, err)
+			streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
 			return
 		}
 		infos, err := ltx.SliceFileIterator(itr)
 		if err != nil {
-			streamError(w, http.StatusInternalServerError, err)
+			streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
 			return
 		}
 		if infos == nil {
 			infos = []*ltx.FileInfo{}
 		}
-		writeJSON(w, infos)
+		writeJSON(w, r, rep, infos)
 	})
 	mux.HandleFunc("GET "+StreamPrefix+"ltx/{level}/{file}", func(w http.ResponseWriter, r *http.Request) {
 		c, level, ok := streamClient(w, r, rep)
@@ -142,15 +150,15 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 		}
 		minTXID, maxTXID, err := ltx.ParseFilename(r.PathValue("file"))
 		if err != nil {
-			streamError(w, http.StatusBadRequest, err)
+			streamError(w, r, rep, http.StatusBadRequest, "want the name of an LTX file", nil)
 			return
 		}
 		rc, err := c.OpenLTXFile(r.Context(), level, minTXID, maxTXID, 0, 0)
 		if errors.Is(err, os.ErrNotExist) {
-			streamError(w, http.StatusNotFound, err)
+			streamError(w, r, rep, http.StatusNotFound, msgNotFound, nil)
 			return
 		} else if err != nil {
-			streamError(w, http.StatusInternalServerError, err)
+			streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
 			return
 		}
 		defer rc.Close()
@@ -161,7 +169,7 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 		}
 		b, err := io.ReadAll(rc)
 		if err != nil {
-			streamError(w, http.StatusInternalServerError, err)
+			streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
 			return
 		}
 		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
@@ -170,7 +178,7 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			streamError(w, http.StatusUnauthorized, errors.New("the replication token is missing or wrong"))
+			streamError(w, r, rep, http.StatusUnauthorized, "the replication token is missing or wrong", nil)
 			return
 		}
 		mux.ServeHTTP(w, r)
@@ -181,34 +189,54 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 // load); it computes the positions only when something did.
 const streamPoll = 20 * time.Millisecond
 
-// streamClient returns the folder client of the file the request names, and the level.
+// Streamed reports whether the stream serves the file named name: a directory file. The platform
+// and ops files are the primary's own.
+func Streamed(name string) bool { return ValidName(name) && strings.HasSuffix(name, "/directory") }
+
+// streamClient returns the folder client of the file the request names, and the level. A file the
+// stream does not serve, or that the primary does not replicate, is not found: the answer is the
+// same whether the name is a directory unknown to the primary or one of the primary's own files.
 func streamClient(w http.ResponseWriter, r *http.Request, rep *Replicator) (litestream.ReplicaClient, int, bool) {
-	name := r.URL.Query().Get("name")
 	level, err := strconv.Atoi(r.PathValue("level"))
-	if err != nil || level < 0 || level > litestream.SnapshotLevel || !ValidName(name) {
-		streamError(w, http.StatusBadRequest, errors.New("want a level and the name of a replicated file"))
+	if err != nil || level < 0 || level > litestream.SnapshotLevel {
+		streamError(w, r, rep, http.StatusBadRequest, "want a level of LTX files", nil)
+		return nil, 0, false
+	}
+	name := r.URL.Query().Get("name")
+	if !Streamed(name) || !rep.replicates(name) {
+		streamError(w, r, rep, http.StatusNotFound, msgNotFound, nil)
 		return nil, 0, false
 	}
 	c, err := rep.target.folderClient(name)
 	if err != nil {
-		streamError(w, http.StatusBadRequest, err)
+		streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
 		return nil, 0, false
 	}
 	return c, level, true
 }
 
-func writeJSON(w http.ResponseWriter, v any) {
+// What the stream answers on errors: a message for the edge, never a path or an internal error.
+const (
+	msgNotFound = "no such file on this primary's replication stream"
+	msgInternal = "the replication stream failed: see the primary's log"
+)
+
+func writeJSON(w http.ResponseWriter, r *http.Request, rep *Replicator, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		streamError(w, http.StatusInternalServerError, err)
+		streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Write(b)
 }
 
-func streamError(w http.ResponseWriter, status int, err error) {
-	http.Error(w, err.Error(), status)
+// streamError answers msg with status and logs cause, when there is one.
+func streamError(w http.ResponseWriter, r *http.Request, rep *Replicator, status int, msg string, cause error) {
+	if cause != nil {
+		rep.log.Error("replication stream", "method", r.Method, "path", r.URL.Path, "name", r.URL.Query().Get("name"), "status", status, "err", cause)
+	}
+	http.Error(w, msg, status)
 }
 
 // StreamClient is a read-only replica client of one file over a primary's replication stream: what
@@ -269,6 +297,9 @@ func (c *StreamClient) LTXFiles(ctx context.Context, level int, seek ltx.TXID, u
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound { // a file the stream does not serve has no LTX files
+		return ltx.NewFileInfoSliceIterator(nil), nil
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("replication stream: list %s level %d: %s", c.name, level, resp.Status)
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // TestAnEdgeRestoresFromThePrimarysStream serves a primary's replica over the replication stream
-// and restores every file from it, latest and at an earlier position, as an edge bootstraps.
+// and restores its directory file from it, latest and at an earlier position, as an edge
+// bootstraps; the primary's own files are not on the stream.
 func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 	ctx := context.Background()
 	data, store := smallFolder(t)
@@ -52,13 +53,13 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 			t.Errorf("Authorization %q: %d", auth, resp.StatusCode)
 		}
 	}
-	if _, err := replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, "wrong-token-of-some-length", "platform", nil),
-		"platform", replicate.At{}); err == nil {
+	if _, err := replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, "wrong-token-of-some-length", "dirs/small/directory", nil),
+		"dirs/small/directory", replicate.At{}); err == nil {
 		t.Error("a restore with a wrong token succeeded")
 	}
 
 	latest, earlier := t.TempDir(), t.TempDir()
-	for _, name := range smallFiles {
+	for _, name := range []string{"dirs/small/directory"} {
 		c := replicate.NewStreamClient(srv.URL, token, name, nil)
 		if _, err := replicate.RestoreFrom(ctx, latest, c, name, replicate.At{}); err != nil {
 			t.Fatal(err)
@@ -67,16 +68,21 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := serviceName(t, latest, "svc_counsel"); got != "Coast Counselling Renamed" {
+	p, err := store.Platform(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := copyServiceName(t, latest, p, "svc_counsel"); got != "Coast Counselling Renamed" {
 		t.Errorf("latest from the stream: %q", got)
 	}
-	if got := serviceName(t, earlier, "svc_counsel"); got != "Coast Counselling" {
+	if got := copyServiceName(t, earlier, p, "svc_counsel"); got != "Coast Counselling" {
 		t.Errorf("earlier from the stream: %q", got)
 	}
-	_, err = replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, token, "dirs/other/directory", nil),
-		"dirs/other/directory", replicate.At{})
-	if !errors.Is(err, replicate.ErrNotReplicated) {
-		t.Errorf("a file the primary does not replicate: %v", err)
+	for _, name := range []string{"dirs/other/directory", "platform", "dirs/small/ops"} {
+		_, err = replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, token, name, nil), name, replicate.At{})
+		if !errors.Is(err, replicate.ErrNotReplicated) {
+			t.Errorf("%s from the stream: %v, want ErrNotReplicated", name, err)
+		}
 	}
 	if _, err := replicate.Stream(r, "short", store.Platform); err == nil {
 		t.Error("a short replication token was accepted")

@@ -44,7 +44,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	)
 	if mode == "primary" {
 		tf = addTargetFlags(fs)
-		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream and to forward requests, at least 16 characters ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
+		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream of directory files, and from which the credential they vouch for client addresses with is derived, at least 16 characters ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
 		interval = fs.Duration("sync-interval", envDuration("DIRSVC_SYNC_INTERVAL", replicate.DefaultInterval), "how often each file is looked at for new commits to copy to the replica target, by this process or another ($DIRSVC_SYNC_INTERVAL)")
 		replicaWait = fs.Duration("replica-wait", envDuration("DIRSVC_REPLICA_WAIT", 5*time.Second), "how long a write through the admin API waits for object storage to hold it; it answers 202 with Replication-Pending when the bucket does not confirm in time ($DIRSVC_REPLICA_WAIT)")
 		maxStorageLag = fs.Duration("max-storage-lag", envDuration("DIRSVC_MAX_STORAGE_LAG", time.Minute), "replication is reported unhealthy on /healthz and in metrics once a replica has lacked a committed change for longer ($DIRSVC_MAX_STORAGE_LAG)")
