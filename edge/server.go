@@ -56,6 +56,8 @@ type Server struct {
 	anonymous *limiter[netip.Addr]
 	clients   *limiter[clientLimitKey]
 	tokens    tokenCache
+	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
+	tokenFailures tokenFailures
 }
 
 // New returns a Server.
