@@ -61,7 +61,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
-	if err := os.MkdirAll(m.Data, 0o755); err != nil {
+	if err := os.MkdirAll(m.Data, 0o700); err != nil {
 		return err
 	}
 	store, err := dirdb.OpenReplica(ctx, m.Data)
