@@ -54,6 +54,15 @@ func createFile(ctx context.Context, path string) error {
 	if _, err := os.Stat(path); err == nil || !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
+	// SQLite would create the file 0644 (less the umask); an empty file is a valid database, and
+	// SQLite gives the -wal and -shm files the mode of the database file.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath())
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func openedEntry(d *Directory) *dirEntry {
 func Open(ctx context.Context, root string) (*Store, error) { return open(ctx, root, false) }
 
 func open(ctx context.Context, root string, replica bool) (*Store, error) {
-	if err := os.MkdirAll(filepath.Join(root, "dirs"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(root, "dirs"), 0o700); err != nil {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}
 	p, err := openWriter(ctx, filepath.Join(root, "platform.db"), schema.Platform)
@@ -249,7 +249,7 @@ func (s *Store) CreateDirectory(ctx context.Context, slug string) (*Directory, e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := os.MkdirAll(filepath.Join(s.root, "dirs", slug), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(s.root, "dirs", slug), 0o700); err != nil {
 		return nil, fmt.Errorf("create directory folder: %w", err)
 	}
 	res, err := s.platform.ExecContext(ctx,

@@ -58,6 +58,8 @@ type Server struct {
 	clients   *limiter[clientLimitKey]
 	tokens    tokenCache
 	vouch     string // on a primary with a replication token, the credential edges vouch with
+	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
+	tokenFailures tokenFailures
 }
 
 // New returns a Server.

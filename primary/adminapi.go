@@ -2,9 +2,9 @@ package primary
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -53,10 +53,11 @@ const AdminPrefix = "/admin/v1/"
 // maxAdminBody bounds an admin request body: one record.
 const maxAdminBody = 1 << 20
 
-// Mount registers the admin API on the server. An admin token shorter than 16 characters is refused.
+// Mount registers the admin API on the server. A weak admin token (see dirsvc.CheckSecret) is
+// refused.
 func (a *AdminAPI) Mount(s *edge.Server) error {
-	if len(a.Token) < 16 {
-		return errors.New("the admin token must be at least 16 characters")
+	if err := dirsvc.CheckSecret(a.Token); err != nil {
+		return fmt.Errorf("the admin token is weak: %w; %s", err, dirsvc.GenerateSecretHint)
 	}
 	if a.Log == nil {
 		a.Log = slog.Default()
@@ -68,17 +69,16 @@ func (a *AdminAPI) Mount(s *edge.Server) error {
 
 type adminHandler func(w http.ResponseWriter, r *http.Request, body []byte) (dirsvc.ImportStats, error)
 
-// guard checks the admin token, reads the capped body, runs h, and answers with its result and the
-// directory's position.
+// guard checks the admin token (failures limited per client address by s.RequireBearer), reads the
+// capped body, runs h, and answers with its result and the directory's position.
 func (a *AdminAPI) guard(s *edge.Server, h adminHandler) http.Handler {
-	want := []byte("Bearer " + a.Token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	unauthorized := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="dirsvc-admin"`)
-			s.WriteError(w, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The admin token is missing or wrong."))
-			return
-		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="dirsvc-admin"`)
+		s.WriteError(w, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The admin token is missing or wrong."))
+	}
+	return s.RequireBearer("admin", a.Token, unauthorized, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
 		if err != nil {
 			s.WriteError(w, r, dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", maxAdminBody))
@@ -118,7 +118,7 @@ func (a *AdminAPI) guard(s *edge.Server, h adminHandler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		w.Write(append(out, '\n'))
-	})
+	}))
 }
 
 func (a *AdminAPI) putRecord(w http.ResponseWriter, r *http.Request, body []byte) (dirsvc.ImportStats, error) {

@@ -549,7 +549,7 @@ func (f *Follower) bootstrap(ctx context.Context, slug, lineage string, c litest
 	}
 	pos := ltx.Pos{TXID: last.MaxTXID, PostApplyChecksum: post}
 	path := f.path(slug)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
 	fresh := path + ".bootstrap"

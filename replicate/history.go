@@ -158,7 +158,7 @@ func (r *Replicator) align(ctx context.Context, name string, db *litestream.DB, 
 	}
 	defer rc.Close()
 	out := db.LTXPath(0, pos, pos)
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return err
 	}
 	if err := writeFrom(out, rc); err != nil {
@@ -181,7 +181,7 @@ func continuous(db *litestream.DB, from, to ltx.TXID) bool {
 // writeFrom writes a file whole or not at all.
 func writeFrom(path string, r io.Reader) error {
 	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func NewLineage(data string) (string, error) {
 	b := make([]byte, 12)
 	rand.Read(b)
 	id := hex.EncodeToString(b)
-	if err := os.MkdirAll(data, 0o755); err != nil {
+	if err := os.MkdirAll(data, 0o700); err != nil {
 		return "", err
 	}
 	return id, writeFileAtomic(filepath.Join(data, lineageFile), []byte(id+"\n"))
@@ -46,7 +46,7 @@ func NewLineage(data string) (string, error) {
 // writeFileAtomic writes a small file whole or not at all.
 func writeFileAtomic(path string, b []byte) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)

@@ -83,7 +83,7 @@ func restore(ctx context.Context, data string, c litestream.ReplicaClient, name 
 	if err != nil {
 		return point, err
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(out), 0o700); err != nil {
 		return point, err
 	}
 	opt := litestream.NewRestoreOptions()
@@ -94,6 +94,11 @@ func restore(ctx context.Context, data string, c litestream.ReplicaClient, name 
 		if errors.Is(err, litestream.ErrTxNotAvailable) {
 			return point, fmt.Errorf("restore %s: %w", name, ErrNotReplicated)
 		}
+		return point, fmt.Errorf("restore %s: %w", name, err)
+	}
+	// Litestream creates the restored file with the default mode (0644 less the umask): a data file
+	// is for the service's user alone.
+	if err := os.Chmod(out, 0o600); err != nil {
 		return point, fmt.Errorf("restore %s: %w", name, err)
 	}
 	return point, nil

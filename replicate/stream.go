@@ -66,8 +66,8 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 	if rep.target.Dir == "" {
 		return nil, errors.New("replicate: the replication stream is served from a replica folder")
 	}
-	if len(token) < 16 {
-		return nil, errors.New("replicate: the replication token must be at least 16 characters")
+	if err := dirsvc.CheckSecret(token); err != nil {
+		return nil, fmt.Errorf("replicate: the replication token is weak: %w; %s", err, dirsvc.GenerateSecretHint)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+StreamPrefix+"files", func(w http.ResponseWriter, r *http.Request) {

@@ -232,10 +232,10 @@ func restoreFolder(ctx context.Context, data string, target replicate.Target, at
 	if err != nil {
 		return points, err
 	}
-	if err := os.WriteFile(filepath.Join(data, restoreMarker), nil, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(data, restoreMarker), nil, 0o600); err != nil {
 		return points, err
 	}
-	if err := os.MkdirAll(filepath.Join(data, "dirs"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(data, "dirs"), 0o700); err != nil {
 		return points, err
 	}
 	for _, slug := range slugs {

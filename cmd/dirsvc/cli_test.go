@@ -280,3 +280,25 @@ func TestServerKeyCommand(t *testing.T) {
 		}
 	})
 }
+
+// TestWeakTokensAreRefused starts each mode with a weak token: it must not start, and must say
+// which flag is wrong and how to make a good token. The address is bad too, so that a mode that
+// accepted the token fails (on the address) rather than serves.
+func TestWeakTokensAreRefused(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"serve with one repeated letter as admin token", []string{"serve", "--data", t.TempDir(), "--addr", "not an address", "--admin-token", "aaaaaaaaaaaaaaaa"}, "--admin-token"},
+		{"primary with a run as replication token", []string{"primary", "--data", t.TempDir(), "--addr", "not an address", "--replica-dir", t.TempDir(), "--replication-token", "0123456789abcdefgh"}, "--replication-token"},
+		{"an edge with a repetition as replication token", []string{"edge", "--data", t.TempDir(), "--addr", "not an address", "--primary", "http://127.0.0.1:1", "--replication-token", "qwertyuiopqwertyuiop"}, "--replication-token"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := runCLI(t, c.args...)
+			if err == nil || !strings.Contains(err.Error(), c.flag) || !strings.Contains(err.Error(), "openssl rand -base64 32") {
+				t.Fatalf("dirsvc %v: %v, want an error naming %s and how to generate a token", c.args, err, c.flag)
+			}
+		})
+	}
+}

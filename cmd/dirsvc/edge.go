@@ -39,8 +39,11 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("--primary: want the primary's address, e.g. http://primary.internal:8080")
 	}
-	if len(*token) < 16 {
-		return errors.New("--replication-token: want the primary's replication token (at least 16 characters)")
+	if *token == "" {
+		return errors.New("--replication-token: want the primary's replication token")
+	}
+	if err := checkSecretFlag("replication-token", *token); err != nil {
+		return err
 	}
 	if *maxLag <= 0 || *readWait <= 0 {
 		return errors.New("--max-lag and --read-wait must be positive")
@@ -58,7 +61,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
-	if err := os.MkdirAll(m.Data, 0o755); err != nil {
+	if err := os.MkdirAll(m.Data, 0o700); err != nil {
 		return err
 	}
 	store, err := dirdb.OpenReplica(ctx, m.Data)

@@ -44,13 +44,13 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	)
 	if mode == "primary" {
 		tf = addTargetFlags(fs)
-		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream of directory files, and from which the credential they vouch for client addresses with is derived, at least 16 characters ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
+		repToken = fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "token edges present to follow this primary's replication stream of directory files, and from which the credential they vouch for client addresses with is derived; random, at least 16 characters, e.g. from openssl rand -base64 32 ($DIRSVC_REPLICATION_TOKEN); without it no stream is served")
 		interval = fs.Duration("sync-interval", envDuration("DIRSVC_SYNC_INTERVAL", replicate.DefaultInterval), "how often each file is looked at for new commits to copy to the replica target, by this process or another ($DIRSVC_SYNC_INTERVAL)")
 		replicaWait = fs.Duration("replica-wait", envDuration("DIRSVC_REPLICA_WAIT", 5*time.Second), "how long a write through the admin API waits for object storage to hold it; it answers 202 with Replication-Pending when the bucket does not confirm in time ($DIRSVC_REPLICA_WAIT)")
 		maxStorageLag = fs.Duration("max-storage-lag", envDuration("DIRSVC_MAX_STORAGE_LAG", time.Minute), "replication is reported unhealthy on /healthz and in metrics once a replica has lacked a committed change for longer ($DIRSVC_MAX_STORAGE_LAG)")
 	}
 	acceptNewKey := fs.Bool("accept-new-server-key", envBool("DIRSVC_ACCEPT_NEW_SERVER_KEY"), acceptNewKeyUsage)
-	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", at least 16 characters ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
+	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", random, at least 16 characters, e.g. from openssl rand -base64 32 ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
 	hf := addHTTPFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -59,8 +59,15 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *adminToken != "" && len(*adminToken) < 16 {
-		return errors.New("--admin-token: want at least 16 characters")
+	if *adminToken != "" {
+		if err := checkSecretFlag("admin-token", *adminToken); err != nil {
+			return err
+		}
+	}
+	if repToken != nil && *repToken != "" {
+		if err := checkSecretFlag("replication-token", *repToken); err != nil {
+			return err
+		}
 	}
 	// Bind first, so a bad address fails before any work; serve only once the data is ready.
 	ln, err := net.Listen("tcp", m.Addr)
@@ -147,7 +154,9 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		if err != nil {
 			return err
 		}
-		handler.Handle(replicate.StreamPrefix, stream)
+		// The stream checks the token itself too; in front of it, failures are limited per address
+		// and logged as the admin API's are.
+		handler.Handle(replicate.StreamPrefix, handler.RequireBearer("replication", *repToken, streamUnauthorized, stream))
 	}
 	if rep != nil && *hf.metricsAddr != "" {
 		unregister, err := registerReplicationMetrics(rep, *maxStorageLag)
@@ -442,4 +451,19 @@ func primaryStatus(rep *replicate.Replicator, maxLag time.Duration) dirsvc.NodeS
 	}
 	rs.Healthy = rs.FolderLagSeconds <= maxLag.Seconds() && rs.StorageLagSeconds <= maxLag.Seconds()
 	return st
+}
+
+// checkSecretFlag refuses a weak token given to the flag name, saying how to make a good one.
+func checkSecretFlag(name, v string) error {
+	if err := dirsvc.CheckSecret(v); err != nil {
+		return fmt.Errorf("--%s: the token is weak: %w; %s", name, err, dirsvc.GenerateSecretHint)
+	}
+	return nil
+}
+
+// streamUnauthorized answers a request to the replication stream without the right token as the
+// stream itself does.
+func streamUnauthorized(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	http.Error(w, "the replication token is missing or wrong", http.StatusUnauthorized)
 }
