@@ -1,6 +1,7 @@
 package primary
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -60,6 +61,39 @@ type tokenRequest struct {
 
 var tokenParams = []string{"grant_type", "client_id", "client_secret", "scope", "directory"}
 
+// jsonObject reads a JSON object's members, and names a member given more than once (which
+// json.Unmarshal would take the last of, silently): a request that says two things is refused, as a
+// form with a parameter twice is.
+func jsonObject(body []byte) (members map[string]json.RawMessage, dup string, err error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, "", errors.New("not an object")
+	}
+	members = map[string]json.RawMessage{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, "", err
+		}
+		key, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, "", err
+		}
+		if _, ok := members[key]; ok && dup == "" {
+			dup = key
+		}
+		members[key] = v
+	}
+	if t, err := dec.Token(); err != nil || t != json.Delim('}') {
+		return nil, "", errors.New("not an object")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, "", errors.New("more after the object")
+	}
+	return members, dup, nil
+}
+
 // parseTokenRequest reads a form or JSON body and the client's HTTP Basic credentials.
 func parseTokenRequest(w http.ResponseWriter, r *http.Request) (*tokenRequest, error) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -87,9 +121,11 @@ func parseTokenRequest(w http.ResponseWriter, r *http.Request) (*tokenRequest, e
 			}
 		}
 	case "application/json":
-		var raw map[string]json.RawMessage
-		if err := json.Unmarshal(body, &raw); err != nil {
+		raw, dup, err := jsonObject(body)
+		if err != nil {
 			return nil, invalidRequest("the JSON body must be an object")
+		} else if dup != "" {
+			return nil, invalidRequest(dup + " is given more than once")
 		}
 		for _, p := range tokenParams {
 			if v, ok := raw[p]; ok {

@@ -195,6 +195,9 @@ func TestTokenRequestsAreParsedStrictly(t *testing.T) {
 		{"scope too long", "POST", form, basic, "grant_type=client_credentials&scope=" + strings.Repeat("a", 501), 400, "invalid_request"},
 		{"a bad directory slug", "POST", form, basic, "grant_type=client_credentials&directory=Not%20A%20Slug", 400, "invalid_request"},
 		{"JSON with a number", "POST", "application/json", basic, `{"grant_type":1}`, 400, "invalid_request"},
+		// Two secrets in one JSON body: JSON readers take the first or the last; the request is refused.
+		{"JSON with a member twice", "POST", "application/json", "", `{"grant_type":"client_credentials","client_id":"` + id + `","client_secret":"wrong","client_secret":"` + secret + `","directory":"small"}`, 400, "invalid_request"},
+		{"JSON with more after the object", "POST", "application/json", basic, `{"grant_type":"client_credentials"} {}`, 400, "invalid_request"},
 		{"plain text", "POST", "text/plain", basic, "grant_type=client_credentials", 400, "invalid_request"},
 		{"a body past 8 KiB", "POST", form, basic, "grant_type=client_credentials&x=" + strings.Repeat("a", 9000), 400, "invalid_request"},
 		{"GET", "GET", form, basic, "", 405, "invalid_request"},
