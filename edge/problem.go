@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -43,6 +44,12 @@ const ProblemTypeBase = "/problems/"
 // error writes err as a problem. The client sees only the domain error's message; any other error is
 // logged and answered as a plain 500.
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The client went away (or the server is stopping): nobody reads an answer, and it is no
+		// failure of the service.
+		s.log.Debug("request ended by its client", "method", r.Method, "path", r.URL.Path)
+		return
+	}
 	var e *dirsvc.Error
 	if !errors.As(err, &e) || problemKinds[e.Code].status == 0 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
