@@ -54,10 +54,14 @@ const TokenPath = "/oauth/token"
 // guard verifies the caller's access token, refuses a client of another directory, and applies the
 // caller's rate limit: the grant's per client and directory, else the anonymous one per address.
 // Responses vary by Authorization, so a shared cache never answers a client with an anonymous copy.
+// On an edge it also limits every request it forwards to the primary, whatever the path: outside
+// the directory API and the token endpoint (the admin API, say) a bearer token is not an access
+// token, and the caller counts as anonymous, per address.
 func (s *Server) guard(next http.Handler) http.Handler {
 	anonPolicy := []string{policyOf(s.cfg.AnonymousLimits)}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !guarded(r.URL.Path) {
+		api := guarded(r.URL.Path)
+		if !api && !s.forwards(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -68,7 +72,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			tok     *verified
 			tokErr  error
 			d       decision
-			present = r.Header.Get("Authorization") != "" && r.URL.Path != TokenPath
+			present = api && r.Header.Get("Authorization") != "" && r.URL.Path != TokenPath
 		)
 		if present {
 			tok, tokErr = s.verify(r)

@@ -98,44 +98,88 @@ const DefaultReadWait = time.Second
 
 func (f *Forwarding) enabled() bool { return f.Primary != nil || f.FlyPrimaryRegion != "" }
 
+// MaxPosition is the largest position a read may ask for: 2^53-1, the largest integer every JSON
+// client holds exactly. A larger one is no position a write answered with, and is refused (400).
+const MaxPosition = 1<<53 - 1
+
+// MaxPositionAhead is how far past its copy's position a read's position may be for an edge to wait
+// for the copy to reach it; a read that wants more goes to the primary at once, without waiting.
+const MaxPositionAhead = 10_000
+
+// Copies are Positions that can also say where a copy is, so that a read far ahead of it need not
+// wait (replicate.Follower is one).
+type Copies interface {
+	Positions
+	// Position returns the position of the copy of a directory; ok is false when there is none.
+	Position(dir string) (txid uint64, ok bool)
+}
+
+// forwards reports whether the node sends a request to the primary because no read route of its
+// own serves it. The replication stream is never forwarded (forwarding answers it 404).
+func (s *Server) forwards(r *http.Request) bool {
+	if s.forward == nil || underReplication(r.URL.Path) {
+		return false
+	}
+	_, pattern := s.mux.Handler(r)
+	return pattern == "/" || pattern == ""
+}
+
 // forwarding sends the requests the node does not serve to the primary, and holds back reads that
-// want a newer position than the copy has. It runs before the guard: what is forwarded is limited
-// and authenticated by the primary. On a node that serves everything itself it only checks the
-// position header.
+// want a newer position than the copy has. It runs behind the guard, so the edge's own limits apply
+// to what it forwards and to reads before they wait; the primary limits and authenticates what it
+// is sent again. On a node that serves everything itself it only checks the position header.
 func (s *Server) forwarding(next http.Handler) http.Handler {
 	fw := s.cfg.Forwarding
-	var forward http.Handler // nil: this node serves everything
-	if fw != nil && fw.enabled() {
-		if fw.ReadWait <= 0 {
-			fw.ReadWait = DefaultReadWait
-		}
-		forward = s.forwarder(fw)
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if forward != nil {
+		if s.forward != nil {
 			if underReplication(r.URL.Path) {
 				s.error(w, r, dirsvc.ErrNotFound) // the primary's stream is for edges, not through them
 				return
 			}
-			if _, pattern := s.mux.Handler(r); pattern == "/" || pattern == "" {
-				forward.ServeHTTP(w, r)
+			if s.forwards(r) {
+				s.toPrimary(w, r)
 				return
 			}
 		}
 		// The position means something on a read of a directory only.
 		if v := r.Header.Get(PositionHeader); v != "" && pathDirectory(r.URL.Path) != "" {
 			pos, lineage, err := ParsePosition(v)
-			if err != nil {
+			if err != nil || pos > MaxPosition {
 				s.error(w, r, dirsvc.InvalidParam(PositionHeader, "want the position a write answered with"))
 				return
 			}
-			if forward != nil && (fw.Positions == nil || !fw.Positions.WaitFor(r.Context(), pathDirectory(r.URL.Path), pos, lineage, fw.ReadWait)) {
-				forward.ServeHTTP(w, r)
+			if s.forward != nil && !s.copyAt(fw, pathDirectory(r.URL.Path), pos, lineage, r) {
+				s.toPrimary(w, r)
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// copyAt reports whether the edge's copy of a directory reaches a position in time for the read:
+// it waits up to the read wait, unless the position is further ahead of the copy than
+// MaxPositionAhead (the copy would not get there in time, and the reader need not wait to learn it).
+func (s *Server) copyAt(fw *Forwarding, dir string, pos uint64, lineage string, r *http.Request) bool {
+	if fw.Positions == nil {
+		return false
+	}
+	if c, ok := fw.Positions.(Copies); ok {
+		if at, ok := c.Position(dir); !ok || pos > at && pos-at > MaxPositionAhead {
+			return false
+		}
+	}
+	return fw.Positions.WaitFor(r.Context(), dir, pos, lineage, fw.ReadWait)
+}
+
+// toPrimary forwards a request the guard has let through. The answer is the primary's, with the
+// primary's own limit headers: the edge's are dropped so that a client does not see two of each.
+func (s *Server) toPrimary(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	for _, k := range []string{keyVary, keyRateLimit, keyRateLimitPolicy, keyCacheControl} {
+		delete(h, k)
+	}
+	s.forward.ServeHTTP(w, r)
 }
 
 // replicationPrefix is where a primary serves its replication stream (replicate.StreamPrefix).

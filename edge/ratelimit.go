@@ -123,14 +123,18 @@ func (l *limiter[K]) sweep(now time.Time) {
 }
 
 // clientKey returns the key an anonymous caller is limited by: its address, taken from the trusted
-// proxy header when one is configured (the last address in it, the one the proxy saw), else from the
-// connection. IPv6 addresses count by their /64, which one subscriber usually holds whole.
+// proxy header when one is configured, else from the connection. Of the header, the last entry
+// counts: the last of its lines, and the last of a comma-separated list in it. That is the one the
+// nearest proxy set or appended; whatever comes before it, the client may have written itself. An
+// entry that is not an address counts as no header: the connection's address is used. IPv6
+// addresses count by their /64, which one subscriber usually holds whole.
 func (s *Server) clientKey(r *http.Request) netip.Addr {
 	var addr netip.Addr
 	if v := s.forwardedClient(r); v != "" {
 		addr, _ = netip.ParseAddr(v)
 	} else if h := s.cfg.ClientIPHeader; h != "" {
-		if v := r.Header.Get(h); v != "" {
+		if vs := r.Header.Values(h); len(vs) > 0 {
+			v := vs[len(vs)-1]
 			if i := strings.LastIndexByte(v, ','); i >= 0 {
 				v = v[i+1:]
 			}

@@ -31,8 +31,10 @@ type Config struct {
 	// DefaultAnonymousLimits.
 	AnonymousLimits Limits
 	// ClientIPHeader names the header a trusted proxy in front of the service puts the client's
-	// address in (for example Fly-Client-IP or X-Forwarded-For). Empty: the connection's address.
-	// Never set it without such a proxy: clients could then choose their own address.
+	// address in (for example Fly-Client-IP, X-Real-IP or X-Forwarded-For). Its last entry counts:
+	// the last line, and the last address of a comma-separated list, which the nearest proxy set or
+	// appended. Empty, or a last entry that is not an address: the connection's address. Never set
+	// it without such a proxy: clients could then choose their own address.
 	ClientIPHeader string
 	// Keys verify partner clients' access tokens; nil means every presented token is refused.
 	Keys Keys
@@ -57,7 +59,8 @@ type Server struct {
 	anonymous *limiter[netip.Addr]
 	clients   *limiter[clientLimitKey]
 	tokens    tokenCache
-	vouch     string // on a primary with a replication token, the credential edges vouch with
+	vouch     string       // on a primary with a replication token, the credential edges vouch with
+	forward   http.Handler // on an edge, what sends a request to the primary; nil elsewhere
 	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
 	tokenFailures tokenFailures
 }
@@ -79,8 +82,14 @@ func New(cfg Config) *Server {
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}
+	if fw := cfg.Forwarding; fw != nil && fw.enabled() {
+		if fw.ReadWait <= 0 {
+			fw.ReadWait = DefaultReadWait
+		}
+		s.forward = s.forwarder(fw)
+	}
 	s.routes()
-	s.handler = s.forwarding(s.guard(compress(s.mux)))
+	s.handler = s.guard(s.forwarding(compress(s.mux)))
 	return s
 }
 
