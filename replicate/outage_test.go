@@ -2,17 +2,12 @@ package replicate_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/replicate"
+	"github.com/dirsvc/dirsvc/replicate/s3test"
 )
 
 // TestReplicationStartsOnItsFolderWhileTheBucketIsDown opens replication again on a data folder
@@ -22,26 +17,8 @@ import (
 // bucket could tell whether it holds a later history.
 func TestReplicationStartsOnItsFolderWhileTheBucketIsDown(t *testing.T) {
 	ctx := context.Background()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("backups"); err != nil {
-		t.Fatal(err)
-	}
-	s3 := gofakes3.New(backend).Server()
-	var down atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !down.Load() {
-			s3.ServeHTTP(w, r)
-			return
-		}
-		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-			conn.Close() // unreachable: no answer
-		}
-	}))
-	t.Cleanup(srv.Close)
-	t.Setenv("AWS_CA_BUNDLE", "")
-	t.Setenv("AWS_ACCESS_KEY_ID", "test")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
-	bucket := &replicate.S3{Endpoint: srv.URL, Bucket: "backups", Path: "dirsvc", Region: "us-east-1", ForcePathStyle: true}
+	fs := s3test.New(t)
+	bucket := bucketOf(fs, "dirsvc").S3
 	target := replicate.Target{Dir: t.TempDir(), S3: bucket, StorageTimeout: time.Second}
 
 	data, store := smallFolder(t)
@@ -57,7 +34,7 @@ func TestReplicationStartsOnItsFolderWhileTheBucketIsDown(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	down.Store(true)
+	fs.Set(s3test.Down)
 	if _, err := replicate.Open(ctx, data, replicate.Target{Dir: t.TempDir(), S3: bucket, StorageTimeout: time.Second},
 		smallFiles, replicate.Options{}); err == nil {
 		t.Fatal("replication started beside an empty replica folder without listing the bucket")
@@ -79,7 +56,7 @@ func TestReplicationStartsOnItsFolderWhileTheBucketIsDown(t *testing.T) {
 	if r.Stored(wctx, "dirs/small/directory", pos) {
 		t.Fatal("the bucket is down, yet it holds the write")
 	}
-	down.Store(false)
+	fs.Set(s3test.Up)
 	wctx, cancel = context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if !r.Stored(wctx, "dirs/small/directory", pos) {
