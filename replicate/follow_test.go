@@ -152,18 +152,7 @@ func TestAnEdgeBootstrapsFromObjectStorageWithThePrimaryAway(t *testing.T) {
 		t.Fatal(err)
 	}
 	rename(t, store, "Coast Counselling In The Bucket")
-	r, err := replicate.Open(ctx, data, replicate.Target{Dir: t.TempDir(), S3: s3}, smallFiles, replicate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pos := r.Positions()
-	store.Close()
-	if err := r.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	pos := backupOnce(t, data, store, replicate.Target{Dir: t.TempDir(), S3: s3})
 
 	// The primary is away: nothing listens at its address.
 	away := httptest.NewServer(nil)

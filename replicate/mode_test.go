@@ -32,17 +32,7 @@ func TestReplicaAndRestoreArePrivate(t *testing.T) {
 	}
 	folder := filepath.Join(t.TempDir(), "replica")
 	target := replicate.Target{Dir: folder}
-	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	store.Close()
-	if err := r.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	backupOnce(t, data, store, target)
 	out := filepath.Join(t.TempDir(), "restored")
 	if _, err := replicate.NewLineage(out); err != nil {
 		t.Fatal(err)

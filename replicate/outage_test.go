@@ -22,24 +22,14 @@ func TestReplicationStartsOnItsFolderWhileTheBucketIsDown(t *testing.T) {
 	target := replicate.Target{Dir: t.TempDir(), S3: bucket, StorageTimeout: time.Second}
 
 	data, store := smallFolder(t)
-	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	store.Close()
-	if err := r.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
+	backupOnce(t, data, store, target)
 
 	fs.Set(s3test.Down)
 	if _, err := replicate.Open(ctx, data, replicate.Target{Dir: t.TempDir(), S3: bucket, StorageTimeout: time.Second},
 		smallFiles, replicate.Options{}); err == nil {
 		t.Fatal("replication started beside an empty replica folder without listing the bucket")
 	}
-	r, err = replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
+	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
 	if err != nil {
 		t.Fatalf("replication on its own folder with the bucket down: %v", err)
 	}

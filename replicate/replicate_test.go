@@ -53,6 +53,26 @@ func serviceName(t *testing.T, data, id string) string {
 	return publicName(t, store, id)
 }
 
+// backupOnce replicates the small files of a data folder to the target once, closes the store and
+// the replicator (the service's connections first), and returns the files' positions.
+func backupOnce(t *testing.T, data string, store *dirdb.Store, target replicate.Target) map[string]uint64 {
+	t.Helper()
+	ctx := context.Background()
+	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pos := r.Positions()
+	store.Close()
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return pos
+}
+
 func rename(t *testing.T, store *dirdb.Store, name string) {
 	t.Helper()
 	line := `{"kind":"service","publicId":"svc_counsel","organisation":"org_coast","location":"loc_coast","name":"` + name + `","type":"psychology"}`
