@@ -69,11 +69,15 @@ func vouching(replicationToken string) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
-// Positions are an edge's copies of its directories, as far as reading your own writes needs.
+// Positions are an edge's copies of its directories, as far as reading your own writes needs
+// (replicate.Follower is one).
 type Positions interface {
 	// WaitFor waits up to max for the copy of a directory to reach a position in the history of
 	// the lineage (any, when empty), and reports whether it did.
 	WaitFor(ctx context.Context, dir string, position uint64, lineage string, max time.Duration) bool
+	// Position returns the position of the copy of a directory; ok is false when there is none.
+	// A read far ahead of it need not wait.
+	Position(dir string) (txid uint64, ok bool)
 }
 
 // Forwarding configures how a node forwards what it does not serve itself (an edge's).
@@ -105,14 +109,6 @@ const MaxPosition = 1<<53 - 1
 // MaxPositionAhead is how far past its copy's position a read's position may be for an edge to wait
 // for the copy to reach it; a read that wants more goes to the primary at once, without waiting.
 const MaxPositionAhead = 10_000
-
-// Copies are Positions that can also say where a copy is, so that a read far ahead of it need not
-// wait (replicate.Follower is one).
-type Copies interface {
-	Positions
-	// Position returns the position of the copy of a directory; ok is false when there is none.
-	Position(dir string) (txid uint64, ok bool)
-}
 
 // forwards reports whether the node sends a request to the primary because no read route of its
 // own serves it. The replication stream is never forwarded (forwarding answers it 404).
@@ -164,10 +160,8 @@ func (s *Server) copyAt(fw *Forwarding, dir string, pos uint64, lineage string, 
 	if fw.Positions == nil {
 		return false
 	}
-	if c, ok := fw.Positions.(Copies); ok {
-		if at, ok := c.Position(dir); !ok || pos > at && pos-at > MaxPositionAhead {
-			return false
-		}
+	if at, ok := fw.Positions.Position(dir); !ok || pos > at && pos-at > MaxPositionAhead {
+		return false
 	}
 	return fw.Positions.WaitFor(r.Context(), dir, pos, lineage, fw.ReadWait)
 }

@@ -1,14 +1,12 @@
 package edge_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -120,28 +118,11 @@ func TestAnEdgeLimitsWhatItForwards(t *testing.T) {
 	}
 }
 
-// copies is a fake edge copy at a fixed position that can say where it is, recording what reads
-// waited for.
-type copies struct {
-	mu     sync.Mutex
-	at     uint64
-	waited []uint64
-}
-
-func (c *copies) WaitFor(_ context.Context, _ string, pos uint64, _ string, _ time.Duration) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waited = append(c.waited, pos)
-	return pos <= c.at
-}
-
-func (c *copies) Position(dir string) (uint64, bool) { return c.at, dir == "small" }
-
 // TestAHugePositionIsAnsweredAtOnce reads at positions no write answered with, or far ahead of the
 // edge's copy: the edge answers at once, without waiting for its copy.
 func TestAHugePositionIsAnsweredAtOnce(t *testing.T) {
 	primary, seen := countingPrimary(t)
-	copyAt := &copies{at: 5}
+	copyAt := &positions{at: 5}
 	s := limitedEdge(t, primary, edge.Forwarding{Positions: copyAt, ReadWait: time.Hour}, edge.Limits{PerMinute: 1 << 20, PerDay: 1 << 20})
 	read := func(pos string) response {
 		return send(t, "GET", s.URL+"/v1/d/small/services/svc_gp", "Directory-Position", pos)

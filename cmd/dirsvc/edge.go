@@ -82,7 +82,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	cfg.Catalog, cfg.Keys = store, store
 	cfg.Status = func(context.Context) dirsvc.NodeStatus { return follower.Status() }
 	cfg.Forwarding = &edge.Forwarding{Primary: u, FlyPrimaryRegion: *flyRegion, EdgeToken: *token,
-		Positions: edge.Copies(follower), ReadWait: *readWait} // Copies: a read far ahead of the copy does not wait
+		Positions: follower, ReadWait: *readWait}
 	handler := edge.New(cfg)
 	collector := followerMetrics{follower}
 	if err := prometheus.Register(collector); err != nil {
