@@ -262,6 +262,11 @@ type ClientStore interface {
 	SigningKeys(ctx context.Context) ([]SigningKey, error)
 	// AddSigningKey stores a new public token key.
 	AddSigningKey(ctx context.Context, k SigningKey) error
+	// RetireSigningKey withdraws a public token key: tokens it signed are refused from then on.
+	RetireSigningKey(ctx context.Context, kid string) error
+	// TokensValidFrom returns the earliest issue time (Unix seconds) of a client's tokens still
+	// honoured; 0 when its tokens were never cut off.
+	TokensValidFrom(clientID string) int64
 	// ServerKeyCheck returns the check value of the server key recorded last (nil before the first),
 	// and the ID of the signing key whose server key made the MACs of clients stored before check
 	// values were kept ("" when there was none). A check value tells server keys apart without

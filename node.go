@@ -48,10 +48,19 @@ type FileStatus struct {
 }
 
 // Platform is what an edge needs of the primary's platform file: the directories it serves, with
-// the operator's switches, and the public token keys. It carries no client, secret or grant.
+// the operator's switches, the public token keys (a retired key is no longer listed), and the
+// clients' token cut-offs. It carries no client's name, secret or grant.
 type Platform struct {
 	Directories []PlatformDirectory `json:"directories"`
 	Keys        []SigningKey        `json:"keys"`
+	Cutoffs     []TokenCutoff       `json:"cutoffs"`
+}
+
+// TokenCutoff refuses a client's access tokens issued before ValidFrom (Unix seconds), though they
+// have not expired: it is set whenever the client's access changes.
+type TokenCutoff struct {
+	ClientID  string `json:"clientId"`
+	ValidFrom int64  `json:"validFrom"`
 }
 
 // PlatformDirectory is one directory of the platform and the switches only the operator sets.

@@ -28,6 +28,8 @@ type AccessToken struct {
 	Narrowing Narrowing `json:"narrowing,omitzero"`
 	Limit     RateLimit `json:"limit"`
 	Sandbox   bool      `json:"sandbox,omitempty"`
+	// KeyID is the ID of the key that signed the token (the header's kid), set by VerifyToken.
+	KeyID string `json:"-"`
 }
 
 // HasScope reports whether the token carries scope s.
@@ -36,9 +38,13 @@ func (t *AccessToken) HasScope(s string) bool { return slices.Contains(strings.F
 // Viewer returns who the token's holder is as a reader.
 func (t *AccessToken) Viewer() Viewer { return Viewer{Audience: t.Tier, Narrowing: t.Narrowing} }
 
-// TokenKeys finds the public key of a signing key by its key ID.
+// TokenKeys finds the public key of a signing key by its key ID (a retired key is not found), and
+// when a client's tokens were last cut off.
 type TokenKeys interface {
 	TokenKey(kid string) (ed25519.PublicKey, bool)
+	// TokensValidFrom returns the earliest issue time (Unix seconds) of the client's tokens still
+	// honoured; 0 when its tokens were never cut off.
+	TokensValidFrom(clientID string) int64
 }
 
 // ErrInvalidToken is the answer to an access token that is malformed, badly signed, signed with an
@@ -76,13 +82,14 @@ func SignToken(t *AccessToken, kid string, key ed25519.PrivateKey) (string, erro
 // maxTokenLength bounds what is decoded of a presented token.
 const maxTokenLength = 4096
 
-// clockSkew is how far in the future a token's issue time may be, for nodes whose clocks differ.
-const clockSkew = time.Minute
+// ClockSkew is how far in the future a token's issue time may be, for nodes whose clocks differ.
+const ClockSkew = time.Minute
 
-// VerifyToken checks a presented token's header (EdDSA, typ at+jwt exactly), signature and lifetime at
-// now (issued, not before, not expired, at most TokenLifetime long) and returns its claims; every
-// failure is ErrInvalidToken.
-func VerifyToken(raw string, keys TokenKeys, now time.Time) (*AccessToken, error) {
+// VerifyToken checks a presented token's header (EdDSA, typ at+jwt exactly), signature (by a key keys
+// holds), issuer (exactly issuer, the service's base address), lifetime at now (issued, not before,
+// not expired, at most TokenLifetime long) and its client's cut-off (issued no earlier than
+// keys.TokensValidFrom), and returns its claims; every failure is ErrInvalidToken.
+func VerifyToken(raw string, keys TokenKeys, issuer string, now time.Time) (*AccessToken, error) {
 	if len(raw) > maxTokenLength {
 		return nil, ErrInvalidToken
 	}
@@ -121,14 +128,26 @@ func VerifyToken(raw string, keys TokenKeys, now time.Time) (*AccessToken, error
 	// Only what a grant can hold is honoured: a served tier and a limit; never the staff tier; and
 	// only the life the issuer gives (a token claiming more was not made by it), from its issue or
 	// not-before time on.
-	skew := int64(clockSkew / time.Second)
+	skew := int64(ClockSkew / time.Second)
 	if unix := now.Unix(); t.Expires <= unix || t.IssuedAt <= 0 || t.IssuedAt > unix+skew || t.NotBefore > unix+skew ||
-		t.Expires-t.IssuedAt > int64(TokenLifetime/time.Second) ||
+		t.Expires-t.IssuedAt > int64(TokenLifetime/time.Second) || t.Issuer != issuer || issuer == "" ||
 		!ValidSlug(t.Directory) || t.ClientID == "" || !slices.Contains(ServedAudiences, t.Tier) ||
 		t.Limit.PerMinute < 1 || t.Limit.PerDay < 1 {
 		return nil, ErrInvalidToken
 	}
+	t.KeyID = h.Kid
+	if !Honoured(&t, keys) {
+		return nil, ErrInvalidToken
+	}
 	return &t, nil
+}
+
+// Honoured reports whether keys still honour a token whose signature was checked: the key that
+// signed it is not retired, and its client's tokens were not cut off after it was issued. A node that
+// keeps verified tokens asks again on every use.
+func Honoured(t *AccessToken, keys TokenKeys) bool {
+	_, ok := keys.TokenKey(t.KeyID)
+	return ok && t.IssuedAt >= keys.TokensValidFrom(t.ClientID)
 }
 
 // KeySet is a fixed set of public token keys by key ID.
@@ -139,3 +158,6 @@ func (s KeySet) TokenKey(kid string) (ed25519.PublicKey, bool) {
 	k, ok := s[kid]
 	return k, ok
 }
+
+// TokensValidFrom returns 0: a fixed key set cuts off no client's tokens.
+func (s KeySet) TokensValidFrom(string) int64 { return 0 }

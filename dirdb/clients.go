@@ -144,42 +144,81 @@ func (s *Store) updateClient(ctx context.Context, query string, args ...any) err
 }
 
 // SetClientSecret replaces the MAC of a live client's secret, marked with the check value of the
-// server key recorded last.
+// server key recorded last; the client's tokens issued before are refused from now on.
 func (s *Store) SetClientSecret(ctx context.Context, id string, secretMAC []byte) error {
-	return s.updateClient(ctx, `
+	return s.changeAccess(ctx, id, `
 UPDATE clients SET secret_mac = ?, rotated_at = ?, key_check = (SELECT check_value FROM server_key WHERE id = 1)
 WHERE client_id = ? AND revoked_at IS NULL`, secretMAC, nowText(), id)
 }
 
-// RevokeClient revokes a live client.
+// RevokeClient revokes a live client; its tokens are refused from now on.
 func (s *Store) RevokeClient(ctx context.Context, id string) error {
-	return s.updateClient(ctx, "UPDATE clients SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL", nowText(), id)
+	return s.changeAccess(ctx, id, "UPDATE clients SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL", nowText(), id)
 }
 
-// PutGrant adds or replaces a live client's grant in a directory.
+// PutGrant adds or replaces a live client's grant in a directory; the client's tokens issued before
+// are refused from now on (they carry the grant they were issued under).
 func (s *Store) PutGrant(ctx context.Context, id string, g dirsvc.Grant) error {
+	return s.inAccessChange(ctx, id, func(tx *sql.Tx) error {
+		var one int
+		err := tx.QueryRowContext(ctx, "SELECT 1 FROM clients WHERE client_id = ? AND revoked_at IS NULL", id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return dirsvc.ErrNotFound
+		} else if err != nil {
+			return err
+		}
+		return putGrant(ctx, tx, id, g)
+	})
+}
+
+// RemoveGrant removes a client's grant in a directory; the client's tokens issued before are refused
+// from now on.
+func (s *Store) RemoveGrant(ctx context.Context, id, dir string) error {
+	return s.changeAccess(ctx, id, "DELETE FROM grants WHERE client_id = ? AND directory = ?", id, dir)
+}
+
+// changeAccess runs a statement changing one client's access (ErrNotFound when it changes no row)
+// and cuts off the client's tokens, in one transaction.
+func (s *Store) changeAccess(ctx context.Context, id, query string, args ...any) error {
+	return s.inAccessChange(ctx, id, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, query, args...)
+		if err != nil {
+			return fmt.Errorf("update client: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return dirsvc.ErrNotFound
+		}
+		return nil
+	})
+}
+
+// inAccessChange runs change and then cuts off the client's tokens, in one transaction: the
+// tokens issued before the change (in this second or earlier) are refused by every node that has the
+// platform file from this commit on. Cut-offs whose tokens have all expired are dropped.
+func (s *Store) inAccessChange(ctx context.Context, id string, change func(*sql.Tx) error) error {
 	tx, err := s.platform.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var one int
-	err = tx.QueryRowContext(ctx, "SELECT 1 FROM clients WHERE client_id = ? AND revoked_at IS NULL", id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return dirsvc.ErrNotFound
-	} else if err != nil {
+	if err := change(tx); err != nil {
 		return err
 	}
-	if err := putGrant(ctx, tx, id, g); err != nil {
-		return err
+	now := time.Now().Unix()
+	if _, err := tx.ExecContext(ctx, `
+INSERT INTO token_cutoffs (client_id, valid_from) VALUES (?, ?)
+ON CONFLICT (client_id) DO UPDATE SET valid_from = max(valid_from, excluded.valid_from)`, id, now+1); err != nil {
+		return fmt.Errorf("cut off the client's tokens: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM token_cutoffs WHERE valid_from < ?", now-cutoffKept); err != nil {
+		return fmt.Errorf("drop expired token cut-offs: %w", err)
 	}
 	return tx.Commit()
 }
 
-// RemoveGrant removes a client's grant in a directory.
-func (s *Store) RemoveGrant(ctx context.Context, id, dir string) error {
-	return s.updateClient(ctx, "DELETE FROM grants WHERE client_id = ? AND directory = ?", id, dir)
-}
+// cutoffKept is how long (in seconds) a cut-off is kept: until every token it refuses has expired,
+// on a node whose clock is behind by the allowed skew too.
+const cutoffKept = int64((dirsvc.TokenLifetime + 2*dirsvc.ClockSkew) / time.Second)
 
 // CreateAccessRequest records a pending access request of a live client; ErrNotFound for any other.
 func (s *Store) CreateAccessRequest(ctx context.Context, r *dirsvc.AccessRequest) error {
@@ -246,11 +285,13 @@ func (s *Store) SetAccessRequestStatus(ctx context.Context, id int64, status str
 	return s.updateClient(ctx, "UPDATE access_requests SET status = ? WHERE id = ? AND status = 'pending'", status, id)
 }
 
-// keyCache keeps the public token keys in memory: every authenticated request needs one, and no
-// request may wait on the database for it. It is read again whenever the platform file changes.
+// keyCache keeps the public token keys and the clients' token cut-offs in memory: every
+// authenticated request needs them, and no request may wait on the database for them. They are read
+// again whenever the platform file changes.
 type keyCache struct {
-	mu   sync.RWMutex
-	keys dirsvc.KeySet
+	mu      sync.RWMutex
+	keys    dirsvc.KeySet
+	cutoffs map[string]int64
 }
 
 // SigningKeys returns the public token keys, oldest first.
@@ -303,10 +344,59 @@ func (s *Store) reloadKeys(ctx context.Context) error {
 	for _, k := range ks {
 		set[k.ID] = k.Public
 	}
+	cuts, err := tokenCutoffs(ctx, s.platform)
+	if err != nil {
+		return err
+	}
+	cutoffs := make(map[string]int64, len(cuts))
+	for _, c := range cuts {
+		cutoffs[c.ClientID] = c.ValidFrom
+	}
 	s.keys.mu.Lock()
-	s.keys.keys = set
+	s.keys.keys, s.keys.cutoffs = set, cutoffs
 	s.keys.mu.Unlock()
 	return nil
+}
+
+// tokenCutoffs returns the clients' token cut-offs, by client ID.
+func tokenCutoffs(ctx context.Context, db *sql.DB) ([]dirsvc.TokenCutoff, error) {
+	rows, err := db.QueryContext(ctx, "SELECT client_id, valid_from FROM token_cutoffs ORDER BY client_id")
+	if err != nil {
+		return nil, fmt.Errorf("read token cut-offs: %w", err)
+	}
+	defer rows.Close()
+	out := []dirsvc.TokenCutoff{}
+	for rows.Next() {
+		var c dirsvc.TokenCutoff
+		if err := rows.Scan(&c.ClientID, &c.ValidFrom); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// RetireSigningKey withdraws a public token key: tokens it signed are refused from the commit on,
+// here and on every edge the platform reaches. ErrNotFound when there is no such key.
+func (s *Store) RetireSigningKey(ctx context.Context, kid string) error {
+	res, err := s.platform.ExecContext(ctx, "DELETE FROM signing_keys WHERE kid = ?", kid)
+	if err != nil {
+		return fmt.Errorf("retire signing key: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return dirsvc.ErrNotFound
+	}
+	return s.reloadKeys(ctx)
+}
+
+// TokensValidFrom returns the earliest issue time (Unix seconds) of a client's access tokens that
+// are still honoured, as the platform file holds it; 0 when the client's tokens were never cut off.
+// It satisfies dirsvc.TokenKeys.
+func (s *Store) TokensValidFrom(clientID string) int64 {
+	s.freshKeys()
+	s.keys.mu.RLock()
+	defer s.keys.mu.RUnlock()
+	return s.keys.cutoffs[clientID]
 }
 
 // TokenKey returns the public key named kid, as the platform file holds it (a key added by another

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -105,6 +106,9 @@ func readPlatform(ctx context.Context, db *sql.DB) (*dirsvc.Platform, error) {
 	if p.Keys, err = signingKeys(ctx, db); err != nil {
 		return nil, err
 	}
+	if p.Cutoffs, err = tokenCutoffs(ctx, db); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -145,11 +149,18 @@ func (s *Store) SyncPlatform(ctx context.Context, p *dirsvc.Platform, ready func
 			dropped = append(dropped, slug)
 		}
 	}
-	known := map[string]bool{}
+	return dropped, s.syncTokenKeys(ctx, have, p)
+}
+
+// syncTokenKeys makes the edge's public keys and token cut-offs those of the primary's platform p,
+// given what the edge has: a key the primary retired is withdrawn here too.
+func (s *Store) syncTokenKeys(ctx context.Context, have, p *dirsvc.Platform) error {
+	known, listed := map[string]bool{}, map[string]bool{}
 	for _, k := range have.Keys {
 		known[k.ID] = true
 	}
 	for _, k := range p.Keys {
+		listed[k.ID] = true
 		if known[k.ID] {
 			continue
 		}
@@ -157,8 +168,34 @@ func (s *Store) SyncPlatform(ctx context.Context, p *dirsvc.Platform, ready func
 			k.CreatedAt = time.Now()
 		}
 		if err := s.AddSigningKey(ctx, k); err != nil {
-			return dropped, fmt.Errorf("a signing key from the primary: %w", err)
+			return fmt.Errorf("a signing key from the primary: %w", err)
 		}
 	}
-	return dropped, nil
+	for _, k := range have.Keys {
+		if !listed[k.ID] {
+			if err := s.RetireSigningKey(ctx, k.ID); err != nil {
+				return fmt.Errorf("withdraw a signing key the primary retired: %w", err)
+			}
+		}
+	}
+	if slices.Equal(have.Cutoffs, p.Cutoffs) {
+		return nil
+	}
+	tx, err := s.platform.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "DELETE FROM token_cutoffs"); err != nil {
+		return fmt.Errorf("replace token cut-offs: %w", err)
+	}
+	for _, c := range p.Cutoffs {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO token_cutoffs (client_id, valid_from) VALUES (?, ?)", c.ClientID, c.ValidFrom); err != nil {
+			return fmt.Errorf("replace token cut-offs: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	return s.reloadKeys(ctx)
 }

@@ -22,6 +22,7 @@ type keyRing struct {
 
 func (k *keyRing) TokenKey(kid string) (ed25519.PublicKey, bool) { return k.set.TokenKey(kid) }
 func (k *keyRing) PublicKeys() dirsvc.KeySet                     { return k.set }
+func (k *keyRing) TokensValidFrom(string) int64                  { return 0 }
 
 var testKeys = func() *keyRing {
 	pub, priv, _ := ed25519.GenerateKey(rand.Reader)
@@ -56,7 +57,7 @@ func token(tb testing.TB, g grant) string {
 	if g.expires.IsZero() {
 		g.expires = now.Add(10 * time.Minute)
 	}
-	t := &dirsvc.AccessToken{Issuer: "test", Subject: g.client, Directory: g.dir, ClientID: g.client,
+	t := &dirsvc.AccessToken{Issuer: edge.DefaultBaseURL, Subject: g.client, Directory: g.dir, ClientID: g.client,
 		IssuedAt: now.Unix(), Expires: g.expires.Unix(), ID: "jti", Scope: g.scopes, Tier: g.tier,
 		Narrowing: g.narrowing, Limit: g.limit}
 	raw, err := dirsvc.SignToken(t, testKeys.kid, testKeys.priv)

@@ -165,9 +165,12 @@ func (s *Server) verify(r *http.Request) (*verified, error) {
 	raw = strings.TrimSpace(raw)
 	now := s.cfg.Now()
 	if v := s.tokens.get(raw, now); v != nil {
+		if !dirsvc.Honoured(v.AccessToken, s.cfg.Keys) {
+			return nil, fmt.Errorf("signing key retired or client's tokens cut off: %w", dirsvc.ErrInvalidToken)
+		}
 		return v, nil
 	}
-	t, err := dirsvc.VerifyToken(raw, s.cfg.Keys, now)
+	t, err := dirsvc.VerifyToken(raw, s.cfg.Keys, s.cfg.BaseURL, now)
 	if err != nil {
 		return nil, err
 	}

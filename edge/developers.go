@@ -68,7 +68,7 @@ func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	base := s.baseURL(r)
+	base := s.cfg.BaseURL
 	rest := base + "/v1/d/" + info.Slug
 	d := DeveloperInfo{Directory: info.Slug, Name: info.Name, Country: info.Country, RestBase: rest,
 		OpenAPI: base + OpenAPIPath, TokenEndpoint: base + TokenPath, JWKS: base + JWKSPath,

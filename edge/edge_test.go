@@ -335,3 +335,25 @@ func TestRecordReads(t *testing.T) {
 		}
 	})
 }
+
+// TestTheHostHeaderIsNeverReflected: links in the developer information (which public caches keep)
+// come from the configured base URL, whatever Host a request names.
+func TestTheHostHeaderIsNeverReflected(t *testing.T) {
+	s := newTestServer(t, smallFixture(t))
+	for _, path := range []string{"/v1/d/small/developers"} {
+		req, err := http.NewRequest("GET", s.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "attacker.example"
+		resp, err := s.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || bytes.Contains(body, []byte("attacker.example")) || !bytes.Contains(body, []byte(edge.DefaultBaseURL+"/")) {
+			t.Errorf("%s with another Host: %d %s", path, resp.StatusCode, body)
+		}
+	}
+}

@@ -22,8 +22,9 @@ type Config struct {
 	// Logger receives every internal error and, at debug level, one line per request; never a
 	// private detail.
 	Logger *slog.Logger
-	// BaseURL is the public address of the service (scheme and host, no trailing slash). When empty,
-	// addresses are made from each request's Host.
+	// BaseURL is the public address of the service (scheme and host, no trailing slash): the base of
+	// links and the issuer every access token must name. It is never taken from a request; empty
+	// means DefaultBaseURL.
 	BaseURL string
 	// Now is the clock of opening status and rate limits; nil means time.Now.
 	Now func() time.Time
@@ -73,7 +74,9 @@ func New(cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
+	if cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/"); cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
 	if cfg.AnonymousLimits == (Limits{}) {
 		cfg.AnonymousLimits = DefaultAnonymousLimits
 	}
@@ -146,14 +149,9 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// baseURL returns the public address of the service for a request.
-func (s *Server) baseURL(r *http.Request) string {
-	if s.cfg.BaseURL != "" {
-		return s.cfg.BaseURL
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
+// DefaultBaseURL is the base URL of a server configured with none (in tests).
+const DefaultBaseURL = "http://localhost"
+
+// BaseURL returns the public address of the service: the base of links and the issuer of access
+// tokens.
+func (s *Server) BaseURL() string { return s.cfg.BaseURL }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
 )
 
 // TokenLifetime is how long an access token is valid (dirsvc.TokenLifetime: nodes refuse longer).
@@ -25,20 +26,17 @@ type Access struct {
 	store  dirsvc.ClientStore
 	macKey []byte
 	key    []byte // the server key, from which signing keys are derived
-	// Issuer is the iss of issued tokens: the service's base address; when empty, the address the
-	// token request came to.
+	// Issuer is the iss of issued tokens: the service's base address, which every node checks
+	// (edge.Config.BaseURL); empty means edge.DefaultBaseURL.
 	Issuer string
 	// SandboxDirectory is the demonstration directory sandbox clients are given.
 	SandboxDirectory string
 	now              func() time.Time
-
-	kid    string
-	signer ed25519.PrivateKey
 }
 
 // NewAccess returns an Access over store with the server key, and makes sure a signing key derived
 // from this server key is published, adding one when there is none (a first start, or a new server
-// key).
+// key). Keys due for retirement are retired (see RetireKeys).
 func NewAccess(ctx context.Context, store dirsvc.ClientStore, serverKey []byte, now func() time.Time) (*Access, error) {
 	if len(serverKey) < ServerKeySize {
 		return nil, fmt.Errorf("server key: want at least %d bytes", ServerKeySize)
@@ -48,19 +46,10 @@ func NewAccess(ctx context.Context, store dirsvc.ClientStore, serverKey []byte, 
 	}
 	a := &Access{store: store, key: serverKey, macKey: derive(serverKey, "client-secret-mac"),
 		SandboxDirectory: "demo", now: now}
-	keys, err := store.SigningKeys(ctx)
-	if err != nil {
+	if _, _, err := a.signer(ctx); err != nil {
 		return nil, err
 	}
-	// The newest key this server key derives signs; older ones stay published for the tokens they
-	// signed.
-	for _, k := range slices.Backward(keys) {
-		if priv := a.signingKey(k.ID); priv.Public().(ed25519.PublicKey).Equal(k.Public) {
-			a.kid, a.signer = k.ID, priv
-			return a, nil
-		}
-	}
-	if err := a.RotateSigningKey(ctx); err != nil {
+	if _, err := a.RetireKeys(ctx); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -80,16 +69,118 @@ func signingKey(serverKey []byte, kid string) ed25519.PrivateKey {
 	return ed25519.NewKeyFromSeed(derive(serverKey, "token-signing-key\x00"+kid))
 }
 
-// RotateSigningKey publishes a new signing key and signs with it from now on.
-func (a *Access) RotateSigningKey(ctx context.Context) error {
+// derives reports whether the server key derives the published key k.
+func (a *Access) derives(k dirsvc.SigningKey) bool {
+	return a.signingKey(k.ID).Public().(ed25519.PublicKey).Equal(k.Public)
+}
+
+// signer returns the key tokens are signed with: the newest published key this server key derives,
+// as the platform file holds it now (a key rotated by another process signs from its commit on).
+// When there is none, it publishes one.
+func (a *Access) signer(ctx context.Context) (string, ed25519.PrivateKey, error) {
+	keys, err := a.store.SigningKeys(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, k := range slices.Backward(keys) {
+		if a.derives(k) {
+			return k.ID, a.signingKey(k.ID), nil
+		}
+	}
+	kid, err := a.RotateSigningKey(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return kid, a.signingKey(kid), nil
+}
+
+// RotateSigningKey publishes a new signing key, which signs from now on, and returns its ID. The
+// key it replaces stays published until the tokens it signed have expired (see RetireKeys).
+func (a *Access) RotateSigningKey(ctx context.Context) (string, error) {
 	kid := randomToken(8)
-	priv := a.signingKey(kid)
-	err := a.store.AddSigningKey(ctx, dirsvc.SigningKey{ID: kid, Public: priv.Public().(ed25519.PublicKey), CreatedAt: a.now()})
+	err := a.store.AddSigningKey(ctx, dirsvc.SigningKey{ID: kid, Public: a.signingKey(kid).Public().(ed25519.PublicKey), CreatedAt: a.now()})
+	if err != nil {
+		return "", err
+	}
+	return kid, nil
+}
+
+// keyRetention is how long a replaced signing key stays published after the key that replaced it
+// was added: until every token it signed has expired, on nodes whose clocks differ too.
+const keyRetention = TokenLifetime + dirsvc.ClockSkew
+
+// KeyState is a published signing key and what becomes of it.
+type KeyState struct {
+	dirsvc.SigningKey
+	// Signing is true for the key tokens are signed with.
+	Signing bool
+	// RetiresAt is when RetireKeys retires a replaced key; zero for the signing key.
+	RetiresAt time.Time
+}
+
+// Keys returns the published signing keys, oldest first, with the one that signs and when each
+// replaced one is retired. A key this server key does not derive (one of an earlier server key)
+// signs no token and is retired at once.
+func (a *Access) Keys(ctx context.Context) ([]KeyState, error) {
+	kid, _, err := a.signer(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := a.store.SigningKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]KeyState, len(keys))
+	for i, k := range keys {
+		out[i].SigningKey = k
+		switch {
+		case k.ID == kid:
+			out[i].Signing = true
+		case !a.derives(k):
+			out[i].RetiresAt = k.CreatedAt // already due
+		default:
+			// Replaced when the next key was added (keys are oldest first; the signing key is the
+			// newest this server key derives, so a replaced one has a next).
+			out[i].RetiresAt = keys[i+1].CreatedAt.Add(keyRetention)
+		}
+	}
+	return out, nil
+}
+
+// RetireKeys retires every published key that is due: one of an earlier server key at once, a
+// replaced one once every token it signed has expired. The platform file drops it, and with it every
+// node, so a token signed with it is refused everywhere. It returns the IDs retired.
+func (a *Access) RetireKeys(ctx context.Context) ([]string, error) {
+	keys, err := a.Keys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var retired []string
+	for _, k := range keys {
+		if k.Signing || a.now().Before(k.RetiresAt) {
+			continue
+		}
+		if err := a.store.RetireSigningKey(ctx, k.ID); err != nil && !errors.Is(err, dirsvc.ErrNotFound) {
+			return retired, err
+		}
+		retired = append(retired, k.ID)
+	}
+	return retired, nil
+}
+
+// RetireKey retires the published key kid now: tokens it signed are refused from the commit on.
+// When it is the key that signs, a new key is published first and signs from then on.
+func (a *Access) RetireKey(ctx context.Context, kid string) error {
+	current, _, err := a.signer(ctx)
 	if err != nil {
 		return err
 	}
-	a.kid, a.signer = kid, priv
-	return nil
+	if kid == current {
+		if _, err := a.RotateSigningKey(ctx); err != nil {
+			return err
+		}
+	}
+	return a.store.RetireSigningKey(ctx, kid)
 }
 
 // randomToken returns n random bytes as lower-case hex.
@@ -224,14 +315,24 @@ func (a *Access) authenticate(ctx context.Context, id, secret string) (*dirsvc.C
 	return c, nil
 }
 
-// issue signs a token for the client's grant with the scopes asked for.
-func (a *Access) issue(c *dirsvc.Client, g *dirsvc.Grant, scopes []string, issuer string) (string, *dirsvc.AccessToken, error) {
-	now := a.now()
+// issue signs a token for the client's grant with the scopes asked for. It is issued no earlier than
+// the client's cut-off (at most a second ahead), so a token issued just after a change to the
+// client's access is honoured.
+func (a *Access) issue(ctx context.Context, c *dirsvc.Client, g *dirsvc.Grant, scopes []string) (string, *dirsvc.AccessToken, error) {
+	kid, key, err := a.signer(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	issuer := a.Issuer
+	if issuer == "" {
+		issuer = edge.DefaultBaseURL
+	}
+	iat := max(a.now().Unix(), a.store.TokensValidFrom(c.ID))
 	t := &dirsvc.AccessToken{Issuer: issuer, Subject: c.ID, Directory: g.Directory, ClientID: c.ID,
-		IssuedAt: now.Unix(), Expires: now.Add(TokenLifetime).Unix(), ID: randomToken(16),
+		IssuedAt: iat, Expires: iat + int64(TokenLifetime/time.Second), ID: randomToken(16),
 		Scope: strings.Join(scopes, " "), Tier: g.Tier, Agreement: g.Agreement, Narrowing: g.Narrowing,
 		Limit: g.Limit, Sandbox: g.Sandbox}
-	raw, err := dirsvc.SignToken(t, a.kid, a.signer)
+	raw, err := dirsvc.SignToken(t, kid, key)
 	return raw, t, err
 }
 

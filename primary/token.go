@@ -232,15 +232,7 @@ func (a *Access) token(w http.ResponseWriter, r *http.Request) (*TokenResponse, 
 		}
 		scopes = asked
 	}
-	issuer := a.Issuer
-	if issuer == "" {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		issuer = scheme + "://" + r.Host
-	}
-	raw, t, err := a.issue(c, g, dirsvc.NormalScopes(scopes), issuer)
+	raw, t, err := a.issue(r.Context(), c, g, dirsvc.NormalScopes(scopes))
 	if err != nil {
 		return nil, err
 	}

@@ -153,7 +153,7 @@ func startChaos(t *testing.T, seed uint64) *chaos {
 		}
 		x.lines[id] = rec
 	}
-	c.primaryArgs = append([]string{"primary", "--data", c.primaryData, "--replica-dir", c.replica,
+	c.primaryArgs = append([]string{"primary", "--base-url", testBaseURL, "--data", c.primaryData, "--replica-dir", c.replica,
 		"--replication-token", testReplicationToken, "--admin-token", testAdminToken, "--replica-wait", "2s"}, s3Args...)
 	c.primary, c.primaryCmd, c.primaryLog = startMode(t, c.bin, c.primaryArgs...)
 	x.logs = append(x.logs, c.primaryLog)

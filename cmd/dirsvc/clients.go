@@ -328,11 +328,27 @@ func (m *Main) platform(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() == 1 && fs.Arg(0) == "server-key" {
+	switch {
+	case fs.NArg() == 1 && fs.Arg(0) == "server-key":
 		return m.printServerKey(ctx)
-	}
-	if fs.NArg() != 3 || fs.Arg(0) != "senior-management" || (fs.Arg(2) != "on" && fs.Arg(2) != "off") {
-		return errors.New("usage: dirsvc platform [--data DIR] senior-management SLUG on|off | server-key")
+	case fs.NArg() == 1 && fs.Arg(0) == "signing-keys":
+		return m.signingKeys(ctx, nil)
+	case fs.NArg() == 1 && fs.Arg(0) == "rotate-signing-key":
+		return m.signingKeys(ctx, func(a *primary.Access) (string, error) {
+			kid, err := a.RotateSigningKey(ctx)
+			return "signing key " + kid + " signs from now on; the keys it replaces are retired once the tokens they signed have expired", err
+		})
+	case fs.NArg() == 2 && fs.Arg(0) == "retire-signing-key":
+		return m.signingKeys(ctx, func(a *primary.Access) (string, error) {
+			err := a.RetireKey(ctx, fs.Arg(1))
+			if errors.Is(err, dirsvc.ErrNotFound) {
+				return "", fmt.Errorf("no signing key %s is published (dirsvc platform signing-keys lists them)", fs.Arg(1))
+			}
+			return "retired signing key " + fs.Arg(1) + ": the tokens it signed are refused from now on, on every node the platform reaches", err
+		})
+	case fs.NArg() == 3 && fs.Arg(0) == "senior-management" && (fs.Arg(2) == "on" || fs.Arg(2) == "off"):
+	default:
+		return errors.New("usage: dirsvc platform [--data DIR] senior-management SLUG on|off | server-key | signing-keys | rotate-signing-key | retire-signing-key KID")
 	}
 	store, err := dirdb.Open(ctx, m.Data)
 	if err != nil {

@@ -41,7 +41,7 @@ func TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown(t *testing.T) {
 	bucket := s3test.New(t)
 	c := &cluster{bin: buildBinary(t), replica: t.TempDir()}
 	c.primaryData = importedFolder(t, c.bin)
-	c.primaryArgs = append([]string{"primary", "--data", c.primaryData, "--replica-dir", c.replica,
+	c.primaryArgs = append([]string{"primary", "--base-url", testBaseURL, "--data", c.primaryData, "--replica-dir", c.replica,
 		"--replication-token", testReplicationToken, "--admin-token", testAdminToken,
 		"--replica-wait", "1s", "--max-storage-lag", "1s", "--metrics-addr", "127.0.0.1:0"}, bucket.Flags("durability", time.Second)...)
 	c.primary, c.primaryCmd, c.primaryLog = startMode(t, c.bin, c.primaryArgs...)

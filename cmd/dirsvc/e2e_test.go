@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -90,11 +91,19 @@ func startMode(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *pr
 	return addr, cmd, log
 }
 
+// testBaseURL is the base URL the tests give the primary and edges they start (the public address
+// of a service behind a load balancer: the same for every node).
+const testBaseURL = "https://directory.test"
+
 // tryStart starts a serving mode of the binary and returns its address once it listens; an error if
-// it exits first.
+// it exits first. A primary or an edge is given testBaseURL unless args give a base URL.
 func tryStart(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *processLog, error) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{args[0], "--addr", "127.0.0.1:0"}, args[1:]...)...)
+	first := []string{args[0], "--addr", "127.0.0.1:0"}
+	if (args[0] == "primary" || args[0] == "edge") && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--base-url") }) {
+		first = append(first, "--base-url", testBaseURL)
+	}
+	cmd := exec.Command(bin, append(first, args[1:]...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

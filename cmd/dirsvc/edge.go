@@ -31,10 +31,6 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := hf.config(m.Log)
-	if err != nil {
-		return err
-	}
 	u, err := url.Parse(*primaryURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("--primary: want the primary's address, e.g. http://primary.internal:8080")
@@ -61,6 +57,10 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
+	cfg, err := hf.config(m.Log, "edge", ln.Addr())
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(m.Data, 0o700); err != nil {
 		return err
 	}

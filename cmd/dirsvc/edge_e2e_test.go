@@ -52,7 +52,7 @@ func startCluster(t testing.TB, edgeArgs ...string) *cluster {
 	if out, err := exec.Command(c.bin, "import", "--data", c.primaryData, smallFixture).CombinedOutput(); err != nil {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
-	c.primaryArgs = []string{"primary", "--data", c.primaryData, "--replica-dir", c.replica,
+	c.primaryArgs = []string{"primary", "--base-url", testBaseURL, "--data", c.primaryData, "--replica-dir", c.replica,
 		"--replication-token", testReplicationToken, "--admin-token", testAdminToken,
 		"--anonymous-per-minute", "10000000", "--anonymous-per-day", "100000000"}
 	c.primary, c.primaryCmd, c.primaryLog = startMode(t, c.bin, c.primaryArgs...)

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -215,6 +216,26 @@ func TestClusterSeesCommandWritesOnThePrimary(t *testing.T) {
 	step("a takedown", "/v1/d/small/services/svc_gp", nil, 404, rec("takedown")...)
 	step("a restore", "/v1/d/small/services/svc_gp", nil, 200, rec("restore")...)
 	step("a close", "/v1/d/small/services/svc_gp", nil, 410, rec("close")...)
+
+	// A token stops working on every node as soon as the client's access changes or its signing
+	// key is retired, not when it expires.
+	step("the token's signing key retired", leadershipPath, bearer(token), 401,
+		"platform", "--data", c.primaryData, "retire-signing-key", tokenKeyID(t, token))
+	token, id, _ := leadershipClient(t, c.bin, c.primaryData, c.primary)
+	step("a new token of a new key", leadershipPath, bearer(token), 200, "platform", "--data", c.primaryData, "signing-keys")
+	step("the client revoked", leadershipPath, bearer(token), 401, "clients", "--data", c.primaryData, "revoke", id)
+}
+
+// tokenKeyID returns the ID of the key that signed an access token (its header's kid).
+func tokenKeyID(t testing.TB, token string) string {
+	t.Helper()
+	head, _, _ := strings.Cut(token, ".")
+	b, err := base64.RawURLEncoding.DecodeString(head)
+	var h struct{ Kid string }
+	if err != nil || json.Unmarshal(b, &h) != nil || h.Kid == "" {
+		t.Fatalf("the token's header %q: %v", b, err)
+	}
+	return h.Kid
 }
 
 // BenchmarkCommandToVisible measures how long a command's commit on a running primary's folder

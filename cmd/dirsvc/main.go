@@ -8,7 +8,7 @@
 //	dirsvc gen     [--services N] [--seed S] [--slug SLUG] [--country AU|NZ] [--out FILE]
 //	dirsvc record  [--data DIR] OPERATION ...        lifecycle operations (see dirsvc record -h)
 //	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
-//	dirsvc platform [--data DIR] senior-management SLUG on|off | server-key
+//	dirsvc platform [--data DIR] senior-management SLUG on|off | server-key | signing-keys | rotate-signing-key | retire-signing-key KID
 //	dirsvc backup  [--data DIR] [--replica-dir DIR] [--s3-bucket B ...]
 //	dirsvc restore [--data DIR] [--replica-dir DIR] [--s3-bucket B ...] [--directory SLUG] [--time T]
 //
@@ -71,7 +71,8 @@ commands:
   gen      write a generated demo directory in the import format
   record   lifecycle operations on one record: update, close, delete, merge, reduce, takedown, restore, show
   clients  partner clients: create, list, grant, ungrant, rotate, revoke, request, requests, approve, refuse
-  platform platform operator switches: senior-management SLUG on|off; server-key prints the server key
+  platform platform operator switches: senior-management SLUG on|off; server-key prints the server key;
+           signing-keys lists the token signing keys; rotate-signing-key; retire-signing-key KID
   backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream)
   restore  write files back from a replica folder or S3 bucket: all, one --directory, at a --time
 

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -55,10 +57,6 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := hf.config(m.Log)
-	if err != nil {
-		return err
-	}
 	if *adminToken != "" {
 		if err := checkSecretFlag("admin-token", *adminToken); err != nil {
 			return err
@@ -75,6 +73,10 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
+	cfg, err := hf.config(m.Log, mode, ln.Addr())
+	if err != nil {
+		return err
+	}
 	var target replicate.Target
 	if tf != nil {
 		if target, err = tf.target(); err != nil {
@@ -131,6 +133,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		return err
 	}
 	access.Issuer = cfg.BaseURL
+	go m.retireKeys(ctx, access)
 	cfg.Catalog, cfg.Keys = store, store
 	if rep != nil {
 		cfg.Status = func(context.Context) dirsvc.NodeStatus { return primaryStatus(rep, *maxStorageLag) }
@@ -189,13 +192,53 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 	}
 }
 
-// config returns the server configuration the flags give.
-func (f *httpFlags) config(log *slog.Logger) (edge.Config, error) {
+// config returns the server configuration the flags give, for a node of mode listening on addr.
+// The base URL is the service's public address: in links, in the developer information public caches
+// keep, and as the issuer of access tokens, which every node checks. It comes only from configuration,
+// never from a request's Host: primary and edge modes require it (the primary and its edges give the
+// same), and serve mode, when it is not given, takes the address it listens on.
+func (f *httpFlags) config(log *slog.Logger, mode string, addr net.Addr) (edge.Config, error) {
 	if *f.perMinute < 1 || *f.perDay < 1 {
 		return edge.Config{}, errors.New("--anonymous-per-minute and --anonymous-per-day must be at least 1")
 	}
-	return edge.Config{Logger: log, BaseURL: *f.baseURL, ClientIPHeader: *f.ipHeader,
+	base := strings.TrimSuffix(*f.baseURL, "/")
+	switch {
+	case base != "":
+		if err := checkBaseURL(base); err != nil {
+			return edge.Config{}, fmt.Errorf("--base-url: %w", err)
+		}
+	case mode == "serve":
+		base = listenURL(addr)
+		log.Info("no --base-url: links and token issuers use the address listened on; give the public address when the service is reached at another",
+			"baseURL", base)
+	default:
+		return edge.Config{}, fmt.Errorf("--base-url is required in %s mode: the public address of the service, e.g. https://directory.example.org, the same on the primary and every edge", mode)
+	}
+	return edge.Config{Logger: log, BaseURL: base, ClientIPHeader: *f.ipHeader,
 		AnonymousLimits: edge.Limits{PerMinute: *f.perMinute, PerDay: *f.perDay}}, nil
+}
+
+// checkBaseURL reports what is wrong with a base URL: it must be an absolute http or https address
+// with a host, and nothing a link could not be built on (credentials, a query, a fragment).
+func checkBaseURL(base string) error {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return errors.New("want the public address of the service, e.g. https://directory.example.org")
+	}
+	return nil
+}
+
+// listenURL is the http address of a listener: localhost for a wildcard or loopback address.
+func listenURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() || ip.IsLoopback() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // startMetrics serves Prometheus metrics on their own (private) address, when one is given: the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/primary"
@@ -40,4 +41,61 @@ func (m *Main) printServerKey(ctx context.Context) error {
 	}
 	_, err = fmt.Fprintln(m.Stdout, primary.EncodeServerKey(key))
 	return err
+}
+
+// signingKeys runs change (when not nil) on the data folder's token signing keys and prints what it
+// did, then lists the keys: each key's ID, when it was published, and whether it signs or when it is
+// retired.
+func (m *Main) signingKeys(ctx context.Context, change func(*primary.Access) (string, error)) error {
+	store, err := dirdb.Open(ctx, m.Data)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	key, err := m.serverKey(ctx, store, false)
+	if err != nil {
+		return err
+	}
+	access, err := primary.NewAccess(ctx, store, key, nil)
+	if err != nil {
+		return err
+	}
+	if change != nil {
+		done, err := change(access)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(m.Stdout, done)
+	}
+	keys, err := access.Keys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		state := "signs"
+		if !k.Signing {
+			state = "retired at " + k.RetiresAt.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(m.Stdout, "%s\tpublished %s\t%s\n", k.ID, k.CreatedAt.UTC().Format(time.RFC3339), state)
+	}
+	return nil
+}
+
+// retireKeys retires replaced token signing keys as they fall due, until ctx ends (a primary's
+// tokens need no other process for their keys to be retired).
+func (m *Main) retireKeys(ctx context.Context, access *primary.Access) {
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if ids, err := access.RetireKeys(ctx); err != nil && ctx.Err() == nil {
+			m.Log.Error("retire replaced signing keys", "err", err)
+		} else if len(ids) > 0 {
+			m.Log.Info("retired replaced signing keys: the tokens they signed have expired", "keys", ids)
+		}
+	}
 }
