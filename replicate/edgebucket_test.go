@@ -279,3 +279,57 @@ func TestAnEdgeSaysWhenTheBucketHoldsNoPlatformJSON(t *testing.T) {
 		time.Sleep(10 * time.Millisecond) // the follower's goroutine logs; polled with a deadline
 	}
 }
+
+// TestTheEdgePolicyReachesOnlyDirectoryFiles writes, under several bucket paths, the keys of the
+// platform file, of ops and directory files of slugs chosen to look like the layout's own words,
+// and the platform JSON, and asks for each with credentials restricted to the edge policy of the
+// path: only the directory files and the JSON of that path are allowed, to get and to list.
+func TestTheEdgePolicyReachesOnlyDirectoryFiles(t *testing.T) {
+	ctx := context.Background()
+	fs := s3test.New(t)
+	full := s3As(fs, "test", "test")
+	slugs := []string{"small", "directory", "ops", "platform", "edge", "dirs", "directory-ops", "ops-directory", "x"}
+	if !dirsvc.ValidSlug("directory") || !dirsvc.ValidSlug("ops-directory") || dirsvc.ValidSlug("a/directory") {
+		t.Fatal("the slugs of this test are not what dirsvc.ValidSlug allows")
+	}
+	for i, path := range []string{"dirsvc", "", "team/dirsvc"} {
+		key := func(rel string) string {
+			if path == "" {
+				return rel
+			}
+			return path + "/" + rel
+		}
+		allow := map[string]bool{key(replicate.EdgePlatformKey): true}
+		for _, level := range []string{"0000", "0001", "0009"} {
+			file := level + "/0000000000000001-0000000000000001.ltx"
+			allow[key("platform/"+file)] = false
+			for _, slug := range slugs {
+				allow[key("dirs/"+slug+"/ops/"+file)] = false
+				allow[key("dirs/"+slug+"/directory/"+file)] = true
+			}
+		}
+		for k := range allow {
+			if _, err := full.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(s3test.BucketName), Key: aws.String(k), Body: strings.NewReader("x")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		policy, err := replicate.EdgePolicy(replicate.S3{Bucket: s3test.BucketName, Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		edgeKey := "edge-" + string(rune('a'+i))
+		fs.Restrict(t, edgeKey, policy)
+		edge := s3As(fs, edgeKey, edgeSecret)
+		for k, want := range allow {
+			_, err := edge.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(s3test.BucketName), Key: aws.String(k)})
+			if want && err != nil || !want && !accessDenied(err) {
+				t.Errorf("path %q: get %s: %v (want allowed: %v)", path, k, err, want)
+			}
+			prefix := k[:strings.LastIndex(k, "/")+1]
+			_, err = edge.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s3test.BucketName), Prefix: aws.String(prefix)})
+			if want := want && strings.Contains(prefix, "/directory/"); want && err != nil || !want && !accessDenied(err) {
+				t.Errorf("path %q: list %s: %v (want allowed: %v)", path, prefix, err, want)
+			}
+		}
+	}
+}
