@@ -142,9 +142,14 @@ func ReadEdgePlatform(ctx context.Context, target Target) (*dirsvc.Platform, err
 		return nil, err
 	}
 	b, err := o.get(ctx, EdgePlatformKey, maxPlatformJSON)
-	if errors.Is(err, os.ErrNotExist) {
+	var api smithy.APIError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("%w (looked at %s in bucket %s)", ErrNoEdgePlatform, target.S3.key(EdgePlatformKey), target.S3.Bucket)
-	} else if err != nil {
+	case errors.As(err, &api) && api.ErrorCode() == "AccessDenied":
+		// S3 answers a missing object so to credentials that may not list where it would be.
+		return nil, fmt.Errorf("%w: either the bucket holds none (its primary is of an older build) or these credentials do not reach it (see dirsvc backup edge-policy)", err)
+	case err != nil:
 		return nil, err
 	}
 	var p dirsvc.Platform
