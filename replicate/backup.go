@@ -19,6 +19,7 @@ import (
 	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
 
+	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/internal/walindex"
 )
 
@@ -71,6 +72,11 @@ const DefaultInterval = 100 * time.Millisecond
 type Options struct {
 	Log      *slog.Logger  // nil: slog.Default()
 	Interval time.Duration // zero: DefaultInterval
+	// Platform returns what edges need of the platform file; with a bucket, the mirror writes it
+	// there for edges (see EdgePlatformKey) whenever the platform file changes. It is called until
+	// Close returns, after the service closed its own connections: read the file by its path.
+	// Nil: no JSON for edges is written.
+	Platform func(context.Context) (*dirsvc.Platform, error)
 }
 
 // Open starts replicating the named files of the data folder to the target. Litestream replicates
@@ -97,7 +103,7 @@ func Open(ctx context.Context, data string, target Target, names []string, opt O
 	r := &Replicator{target: target, data: data, log: log, interval: opt.Interval,
 		dbs: map[string]*litestream.DB{}, lineages: map[string]string{}, failing: map[string]syncError{}}
 	if target.S3 != nil {
-		r.mirror = newMirror(target, log)
+		r.mirror = newMirror(target, log, opt.Platform)
 	}
 	var dbs []*litestream.DB
 	var unlisted error // once the bucket could not be listed, the other files do not wait for it too

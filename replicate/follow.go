@@ -46,10 +46,9 @@ type FollowConfig struct {
 	Token   string // the primary's replication token
 	Host    Host
 	// Storage is the object storage the primary replicates to: a new edge bootstraps from it while
-	// the primary is away. Optional.
+	// the primary is away, reading only the directory files and the platform JSON (credentials
+	// limited to them, see EdgePolicy, are enough). Optional.
 	Storage *S3
-	// ReadPlatform reads what an edge needs of a platform file (one restored from Storage).
-	ReadPlatform func(ctx context.Context, path string) (*dirsvc.Platform, error)
 	// MaxLag is how far behind the edge may fall before it reports itself unhealthy.
 	MaxLag time.Duration
 	// Wait is how long one request to the primary waits for a change; zero: 20 seconds.
@@ -659,19 +658,13 @@ func geometry(path string) (pageSize, pages uint32, err error) {
 	return pageSize, uint32(st.Size() / int64(pageSize)), nil
 }
 
-// bootstrapFromStorage bootstraps every directory from object storage: the platform file tells
-// which there are.
+// bootstrapFromStorage bootstraps every directory from object storage: the platform JSON the
+// primary writes there for edges tells which there are (see EdgePlatformKey). It reads nothing of
+// the bucket but that JSON and the directory files: never the platform file or an ops file, which
+// edge credentials need not reach.
 func (f *Follower) bootstrapFromStorage(ctx context.Context) error {
 	target := Target{S3: f.cfg.Storage}
-	tmp, err := os.MkdirTemp(f.cfg.Data, ".platform-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if _, err := Restore(ctx, tmp, target, "platform", At{}); err != nil {
-		return err
-	}
-	p, err := f.cfg.ReadPlatform(ctx, FilePath(tmp, "platform"))
+	p, err := ReadEdgePlatform(ctx, target)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func startEdge(t testing.TB, data string, cfg replicate.FollowConfig) *edgeNode 
 		t.Fatal(err)
 	}
 	log := &syncLog{}
-	cfg.Data, cfg.Host, cfg.ReadPlatform, cfg.Token = data, store, dirdb.ReadPlatform, followToken
+	cfg.Data, cfg.Host, cfg.Token = data, store, followToken
 	cfg.Log = slog.New(slog.NewTextHandler(log, nil))
 	if cfg.MaxLag == 0 {
 		cfg.MaxLag = time.Minute

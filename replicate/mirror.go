@@ -1,8 +1,10 @@
 package replicate
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/benbjohnson/litestream"
 	"github.com/superfly/ltx"
+
+	"github.com/dirsvc/dirsvc"
 )
 
 // The mirror copies a primary's replica folder to object storage.
@@ -26,6 +30,12 @@ import (
 // holds everything the folder does, whether or not the database is written again; every call to
 // the bucket is bounded in time (see bounded). Files the folder dropped (compacted into a higher
 // level, or past retention) are dropped from the bucket once the bucket holds what covers them.
+//
+// With the platform file, the mirror also writes what edges need of it as JSON (EdgePlatformKey):
+// edges that bootstrap from the bucket read that, never the platform file. It is written, when it
+// changed, each time the platform file's copy is brought up to date, after the folder is listed and
+// before the files listed are copied: once the bucket holds a position of the platform file, the
+// JSON holds what the platform held at least then.
 
 // mirrorLevels are the levels Litestream writes: its compaction levels and the snapshot level.
 var mirrorLevels = func() []int {
@@ -52,6 +62,7 @@ type mirrored struct {
 	pos         ltx.TXID                  // the highest position the bucket holds
 	folderPos   ltx.TXID                  // the highest position the folder held at the last look
 	behindSince time.Time                 // when the bucket first lacked a file of the folder; zero when not
+	edge        []byte                    // of the platform file: the JSON for edges last written
 	err         error                     // the last copy's error
 	retryAt     time.Time
 	backoff     time.Duration
@@ -59,8 +70,9 @@ type mirrored struct {
 
 // mirror copies the replica folder of each file to the bucket.
 type mirror struct {
-	target Target
-	log    *slog.Logger
+	target   Target
+	log      *slog.Logger
+	platform func(context.Context) (*dirsvc.Platform, error) // nil: no JSON for edges
 
 	mu      sync.Mutex
 	files   map[string]*mirrored
@@ -78,8 +90,8 @@ const (
 	mirrorParallel   = 4
 )
 
-func newMirror(target Target, log *slog.Logger) *mirror {
-	return &mirror{target: target, log: log, files: map[string]*mirrored{},
+func newMirror(target Target, log *slog.Logger, platform func(context.Context) (*dirsvc.Platform, error)) *mirror {
+	return &mirror{target: target, log: log, platform: platform, files: map[string]*mirrored{},
 		changed: make(chan struct{}), wake: make(chan struct{}, 1)}
 }
 
@@ -246,6 +258,11 @@ func (m *mirror) sync(ctx context.Context, name string, f *mirrored) (ltx.TXID, 
 		// two changes under one position. A restart takes the bucket's history (see seed).
 		return f, fmt.Errorf("the bucket holds position %d, past the replica folder's %d: restart the primary to continue from the bucket's history", b, f)
 	}
+	if name == "platform" {
+		if err := m.writeEdgePlatform(ctx, f); err != nil {
+			return maxTXID(infos), fmt.Errorf("write %s: %w", EdgePlatformKey, err)
+		}
+	}
 	seen := f.seen
 	f.seen = make(map[fileKey]bool, len(infos))
 	var folderPos ltx.TXID
@@ -290,6 +307,34 @@ func (m *mirror) sync(ctx context.Context, name string, f *mirrored) (ltx.TXID, 
 		}
 	}
 	return folderPos, nil
+}
+
+// writeEdgePlatform writes what edges need of the platform to the bucket as JSON, unless the
+// bucket holds it as it is already.
+func (m *mirror) writeEdgePlatform(ctx context.Context, f *mirrored) error {
+	if m.platform == nil {
+		return nil
+	}
+	p, err := m.platform(ctx)
+	if err != nil {
+		return fmt.Errorf("read the platform: %w", err)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	if bytes.Equal(b, f.edge) {
+		return nil
+	}
+	o, err := m.target.objects(ctx)
+	if err != nil {
+		return err
+	}
+	if err := o.put(ctx, EdgePlatformKey, b, "application/json"); err != nil {
+		return err
+	}
+	f.edge = b
+	return nil
 }
 
 // covered reports whether the bucket holds a file of a higher level that reaches as far as k.

@@ -14,6 +14,7 @@ import (
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/replicate"
@@ -58,7 +59,7 @@ func serviceName(t *testing.T, data, id string) string {
 func backupOnce(t *testing.T, data string, store *dirdb.Store, target replicate.Target) map[string]uint64 {
 	t.Helper()
 	ctx := context.Background()
-	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
+	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{Platform: platformOf(data)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +72,14 @@ func backupOnce(t *testing.T, data string, store *dirdb.Store, target replicate.
 		t.Fatal(err)
 	}
 	return pos
+}
+
+// platformOf returns what edges need of a data folder's platform file, read by its path as a
+// primary does (see replicate.Options.Platform).
+func platformOf(data string) func(context.Context) (*dirsvc.Platform, error) {
+	return func(ctx context.Context) (*dirsvc.Platform, error) {
+		return dirdb.ReadPlatform(ctx, replicate.FilePath(data, "platform"))
+	}
 }
 
 func rename(t *testing.T, store *dirdb.Store, name string) {

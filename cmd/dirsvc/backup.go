@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/replicate"
 )
@@ -81,9 +82,21 @@ func filesOf(ctx context.Context, store *dirdb.Store, data string) ([]string, er
 	return names, nil
 }
 
+// edgePlatform returns what edges need of the data folder's platform file, which the mirror writes
+// to the bucket for them. It reads the file by its path: the Replicator asks until it is closed,
+// after the service's own connections are.
+func edgePlatform(data string) func(context.Context) (*dirsvc.Platform, error) {
+	return func(ctx context.Context) (*dirsvc.Platform, error) {
+		return dirdb.ReadPlatform(ctx, replicate.FilePath(data, "platform"))
+	}
+}
+
 // backup copies every file of the data folder to the replica target once and prints each file's
 // position. Run it while nothing writes the folder, or let a primary replicate continuously.
 func (m *Main) backup(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "edge-policy" {
+		return m.edgePolicy(args[1:])
+	}
 	fs := m.flags("backup")
 	tf := addTargetFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -97,7 +110,7 @@ func (m *Main) backup(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, err := replicate.Open(ctx, m.Data, target, names, replicate.Options{Log: m.Log})
+	r, err := replicate.Open(ctx, m.Data, target, names, replicate.Options{Log: m.Log, Platform: edgePlatform(m.Data)})
 	if err != nil {
 		return err
 	}
@@ -111,6 +124,30 @@ func (m *Main) backup(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stdout, "%s\t%d\n", name, pos[name])
 	}
 	return nil
+}
+
+// edgePolicy prints the policy document (AWS IAM syntax) of read-only credentials for edges of the
+// bucket the flags name: the directory files and the platform JSON, nothing of the primary's own
+// files (see replicate.EdgePolicy).
+func (m *Main) edgePolicy(args []string) error {
+	fs := m.flags("backup edge-policy")
+	tf := addS3Flags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tf.bucket == "" {
+		return errors.New("--s3-bucket: name the bucket the primary replicates to")
+	}
+	target, err := tf.target()
+	if err != nil {
+		return err
+	}
+	policy, err := replicate.EdgePolicy(*target.S3)
+	if err != nil {
+		return err
+	}
+	_, err = m.Stdout.Write(policy)
+	return err
 }
 
 // restore writes files back from the replica target into a data folder that does not hold them:

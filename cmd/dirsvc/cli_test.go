@@ -98,6 +98,8 @@ func TestBadCommandLines(t *testing.T) {
 		{"edge", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--primary", "http://127.0.0.1:1", "--replication-token", "short"},
 		{"edge", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--primary", "http://127.0.0.1:1", "--replication-token", "a-replication-token-for-tests", "--max-lag", "0s"},
 		{"primary", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, // no replica target
+		{"backup", "edge-policy"}, // no bucket
+		{"backup", "edge-policy", "--s3-bucket", "b", "--s3-path", "dirs*"},
 	} {
 		if _, _, err := runCLI(t, args...); err == nil {
 			t.Errorf("dirsvc %v succeeded", args)

@@ -70,7 +70,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	}
 	defer store.Close()
 	follower, err := replicate.NewFollower(replicate.FollowConfig{Data: m.Data, Primary: u.String(), Token: *token,
-		Host: store, Storage: storage, ReadPlatform: dirdb.ReadPlatform, MaxLag: *maxLag, Log: m.Log})
+		Host: store, Storage: storage, MaxLag: *maxLag, Log: m.Log})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@
 //	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
 //	dirsvc platform [--data DIR] senior-management SLUG on|off | server-key | signing-keys | rotate-signing-key | retire-signing-key KID
 //	dirsvc backup  [--data DIR] [--replica-dir DIR] [--s3-bucket B ...]
+//	dirsvc backup edge-policy --s3-bucket B [--s3-path P]   the read-only policy of edges' credentials
 //	dirsvc restore [--data DIR] [--replica-dir DIR] [--s3-bucket B ...] [--directory SLUG] [--time T]
 //
 // The server key ($DIRSVC_SERVER_KEY, else data/server.key, created on first use; standard base64 in
@@ -73,7 +74,8 @@ commands:
   clients  partner clients: create, list, grant, ungrant, rotate, revoke, request, requests, approve, refuse
   platform platform operator switches: senior-management SLUG on|off; server-key prints the server key;
            signing-keys lists the token signing keys; rotate-signing-key; retire-signing-key KID
-  backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream)
+  backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream);
+           backup edge-policy --s3-bucket B --s3-path P prints the policy of edges' read-only bucket credentials
   restore  write files back from a replica folder or S3 bucket: all, one --directory, at a --time
 
 Every command takes --data DIR (default ./data, $DIRSVC_DATA) and --addr HOST:PORT (default :8080, $DIRSVC_ADDR).

@@ -389,7 +389,7 @@ func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target r
 	if err != nil {
 		return nil, nil, err
 	}
-	rep, err = replicate.Open(ctx, m.Data, target, names, replicate.Options{Log: m.Log, Interval: interval})
+	rep, err = replicate.Open(ctx, m.Data, target, names, replicate.Options{Log: m.Log, Interval: interval, Platform: edgePlatform(m.Data)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,7 +1,8 @@
 // Package s3test runs an S3 bucket in the test process for tests of replication to object storage,
 // with the failures a real store has: it can be taken down (every connection is closed without an
 // answer, as by a store that cannot be reached) or hung (every request waits until the store is up
-// again, or until its client gives up).
+// again, or until its client gives up). An access key can be given a policy, which the store
+// enforces as S3 does (see Restrict).
 package s3test
 
 import (
@@ -33,9 +34,12 @@ type Store struct {
 	// URL is the endpoint's address; use it with path-style addressing.
 	URL string
 
-	mu    sync.Mutex
-	state State
-	up    chan struct{} // closed when the store leaves Hung
+	backend *s3mem.Backend
+
+	mu       sync.Mutex
+	state    State
+	up       chan struct{}      // closed when the store leaves Hung
+	policies map[string]*policy // by access key; a key without one may do anything
 }
 
 // New starts a store for the test and sets the environment the S3 client (in the test process and
@@ -48,7 +52,7 @@ func New(tb testing.TB) *Store {
 		tb.Fatal(err)
 	}
 	s3 := gofakes3.New(backend).Server()
-	s := &Store{up: make(chan struct{})}
+	s := &Store{up: make(chan struct{}), backend: backend}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		state, up := s.state, s.up
@@ -66,6 +70,10 @@ func New(tb testing.TB) *Store {
 				return
 			}
 		}
+		if !s.allowed(r) {
+			denied(w, r)
+			return
+		}
 		s3.ServeHTTP(w, r)
 	}))
 	tb.Cleanup(func() { s.Set(Up); srv.Close() })
@@ -74,6 +82,20 @@ func New(tb testing.TB) *Store {
 	tb.Setenv("AWS_SECRET_ACCESS_KEY", "test")
 	s.URL = srv.URL
 	return s
+}
+
+// Keys returns the key of every object the bucket holds, whoever may read it.
+func (s *Store) Keys(tb testing.TB) []string {
+	tb.Helper()
+	list, err := s.backend.ListBucket(BucketName, nil, gofakes3.ListBucketPage{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var keys []string
+	for _, c := range list.Contents {
+		keys = append(keys, c.Key)
+	}
+	return keys
 }
 
 // State returns the store's state.
