@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -25,13 +26,31 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/", s.handleNotFound)
 }
 
-// handleHealth reports the node's role and replication state: 200 while healthy, 503 otherwise (an
-// edge lagging past its bound), for load balancers and operators. It is not part of the API.
+// handleHealth answers a load balancer: the node's role and whether it is healthy (503 when not),
+// nothing more. The full report, with the data folder's files and replication, is served on the
+// private metrics address (Report).
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	st := dirsvc.NodeStatus{Role: dirsvc.RoleServe, Healthy: true}
-	if s.cfg.Status != nil {
-		st = s.cfg.Status(r.Context())
+	st := s.status(r.Context())
+	s.writeHealth(w, r, dirsvc.NodeStatus{Role: st.Role, Healthy: st.Healthy})
+}
+
+// Report is the node's full health report: its role, each replicated or followed file's position and
+// lag, and, on a primary, its replicas' state. It names the data folder's files, so it is served on
+// the private metrics address, never the public one.
+func (s *Server) Report() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeHealth(w, r, s.status(r.Context()))
+	})
+}
+
+func (s *Server) status(ctx context.Context) dirsvc.NodeStatus {
+	if s.cfg.Status == nil {
+		return dirsvc.NodeStatus{Role: dirsvc.RoleServe, Healthy: true}
 	}
+	return s.cfg.Status(ctx)
+}
+
+func (s *Server) writeHealth(w http.ResponseWriter, r *http.Request, st dirsvc.NodeStatus) {
 	body, err := json.Marshal(st)
 	if err != nil {
 		s.error(w, r, err)

@@ -448,7 +448,7 @@ func (x *chaos) mustNotStart() (int, string) {
 // primaryHealth reads the primary's health route.
 func (x *chaos) primaryHealth() (dirsvc.NodeStatus, error) {
 	var st dirsvc.NodeStatus
-	resp, err := x.client.Get("http://" + x.c.primary + "/healthz")
+	resp, err := x.client.Get("http://" + metricsAddr(x.t, x.c.primary) + "/healthz")
 	if err != nil {
 		return st, err
 	}

@@ -18,11 +18,11 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go driver, to age a stored view
 )
 
-// health reads a node's health route.
+// health reads a node's full health report, on its private metrics address.
 func health(t testing.TB, addr string) dirsvc.NodeStatus {
 	t.Helper()
 	var st dirsvc.NodeStatus
-	a := get(t, addr, "/healthz", nil)
+	a := get(t, metricsAddr(t, addr), "/healthz", nil)
 	if err := json.Unmarshal(a.body, &st); err != nil {
 		t.Fatalf("healthz %d %s: %v", a.status, a.body, err)
 	}

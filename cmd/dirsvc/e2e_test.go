@@ -71,7 +71,10 @@ func (l *processLog) String() string {
 	return l.buf.String()
 }
 
-var listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
+var (
+	listeningRE = regexp.MustCompile(`msg=listening addr=(\S+)`)
+	metricsRE   = regexp.MustCompile(`msg=metrics addr=(\S+)`)
+)
 
 // startServe starts `dirsvc serve` on a temporary data folder and 127.0.0.1:0 and returns its
 // address once it listens, with the process and its log.
@@ -95,13 +98,34 @@ func startMode(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *pr
 // of a service behind a load balancer: the same for every node).
 const testBaseURL = "https://directory.test"
 
+// metricsAddrs holds, by the address of each process tryStart started, the private address of its
+// metrics and full health report.
+var metricsAddrs sync.Map
+
+// metricsAddr returns the private metrics address of the process listening at addr.
+func metricsAddr(t testing.TB, addr string) string {
+	t.Helper()
+	m, ok := metricsAddrs.Load(addr)
+	if !ok {
+		t.Fatalf("no metrics address is known for %s", addr)
+	}
+	return m.(string)
+}
+
 // tryStart starts a serving mode of the binary and returns its address once it listens; an error if
-// it exits first. A primary or an edge is given testBaseURL unless args give a base URL.
+// it exits first. A primary or an edge is given testBaseURL unless args give a base URL, and every
+// mode a metrics address of its own (see metricsAddr) unless args give one.
 func tryStart(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *processLog, error) {
 	t.Helper()
 	first := []string{args[0], "--addr", "127.0.0.1:0"}
-	if (args[0] == "primary" || args[0] == "edge") && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--base-url") }) {
+	given := func(flag string) bool {
+		return slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, flag) })
+	}
+	if (args[0] == "primary" || args[0] == "edge") && !given("--base-url") {
 		first = append(first, "--base-url", testBaseURL)
+	}
+	if !given("--metrics-addr") {
+		first = append(first, "--metrics-addr", "127.0.0.1:0")
 	}
 	cmd := exec.Command(bin, append(first, args[1:]...)...)
 	stderr, err := cmd.StderrPipe()
@@ -116,9 +140,14 @@ func tryStart(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *pro
 	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
+		var metrics string
 		for sc.Scan() {
 			log.WriteString(sc.Text() + "\n")
+			if m := metricsRE.FindStringSubmatch(sc.Text()); m != nil {
+				metrics = m[1]
+			}
 			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
+				metricsAddrs.Store(m[1], metrics) // the metrics address is logged first
 				addr <- m[1]
 			}
 		}
@@ -280,7 +309,7 @@ func TestPrimaryReplicatesAndRestores(t *testing.T) {
 	}
 	// The health route names the role and every replicated file's position; metrics are served on
 	// their own address.
-	resp, err := http.Get("http://" + addr + "/healthz")
+	resp, err := http.Get("http://" + metricsAddr(t, addr) + "/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}

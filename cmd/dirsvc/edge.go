@@ -89,7 +89,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 		return err
 	}
 	defer prometheus.Unregister(collector)
-	stopMetrics, err := m.startMetrics(*hf.metricsAddr)
+	stopMetrics, err := m.startMetrics(*hf.metricsAddr, handler.Report())
 	if err != nil {
 		return err
 	}

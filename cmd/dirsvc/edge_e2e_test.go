@@ -297,7 +297,13 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 	}
 
 	// Health and metrics name the role and each copy's position.
-	h := get(t, c.edge, "/healthz", nil)
+	// The public health route says only what a load balancer needs: no file of the data folder.
+	for node, addr := range map[string]string{"primary": c.primary, "edge": c.edge} {
+		if h := get(t, addr, "/healthz", nil); h.status != 200 || string(h.body) != `{"role":"`+node+`","healthy":true}` {
+			t.Errorf("%s's public health: %d %s", node, h.status, h.body)
+		}
+	}
+	h := get(t, metricsAddr(t, c.edge), "/healthz", nil)
 	var st dirsvc.NodeStatus
 	if err := json.Unmarshal(h.body, &st); err != nil || h.status != 200 || st.Role != "edge" || !st.Healthy || len(st.Files) != 2 {
 		t.Errorf("edge health: %d %s", h.status, h.body)

@@ -168,7 +168,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		}
 		defer unregister()
 	}
-	stopMetrics, err := m.startMetrics(*hf.metricsAddr)
+	stopMetrics, err := m.startMetrics(*hf.metricsAddr, handler.Report())
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 		ipHeader:    fs.String("client-ip-header", envOr("DIRSVC_CLIENT_IP_HEADER", ""), "header in which a trusted proxy in front names the client's address, e.g. Fly-Client-IP ($DIRSVC_CLIENT_IP_HEADER); set it only behind such a proxy"),
 		perMinute:   fs.Int("anonymous-per-minute", envInt("DIRSVC_ANONYMOUS_PER_MINUTE", edge.DefaultAnonymousLimits.PerMinute), "requests a minute per anonymous client address"),
 		perDay:      fs.Int("anonymous-per-day", envInt("DIRSVC_ANONYMOUS_PER_DAY", edge.DefaultAnonymousLimits.PerDay), "requests a day per anonymous client address"),
-		metricsAddr: fs.String("metrics-addr", envOr("DIRSVC_METRICS_ADDR", ""), "address of Prometheus metrics, e.g. 127.0.0.1:9090; keep it private ($DIRSVC_METRICS_ADDR)"),
+		metricsAddr: fs.String("metrics-addr", envOr("DIRSVC_METRICS_ADDR", ""), "private address of Prometheus metrics (/metrics) and the full health report (/healthz), e.g. 127.0.0.1:9090 ($DIRSVC_METRICS_ADDR)"),
 	}
 }
 
@@ -241,10 +241,11 @@ func listenURL(addr net.Addr) string {
 	return "http://" + net.JoinHostPort(host, port)
 }
 
-// startMetrics serves Prometheus metrics on their own (private) address, when one is given: the
-// replication's (Litestream's per file on a primary, the follower's per directory on an edge) and
-// the Go runtime's.
-func (m *Main) startMetrics(addr string) (stop func(), err error) {
+// startMetrics serves, on their own (private) address when one is given, Prometheus metrics at
+// /metrics (the replication's: Litestream's per file on a primary, the follower's per directory on
+// an edge; and the Go runtime's) and the node's full health report at /healthz (the public
+// /healthz says only whether the node is healthy).
+func (m *Main) startMetrics(addr string, report http.Handler) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
 	}
@@ -252,7 +253,10 @@ func (m *Main) startMetrics(addr string) (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen for metrics: %w", err)
 	}
-	srv := &http.Server{Handler: promhttp.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.Handler())
+	mux.Handle("GET /healthz", report)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	m.Log.Info("metrics", "addr", ln.Addr().String())
 	return func() { srv.Close() }, nil
