@@ -25,10 +25,17 @@ type testServer struct {
 	*httptest.Server
 	store  *dirdb.Store
 	client *http.Client
+	edge   *edge.Server
 }
 
 // newTestServer imports the files into a fresh store and serves it.
 func newTestServer(tb testing.TB, files ...[]byte) *testServer {
+	tb.Helper()
+	return newTestServerWith(tb, nil, files...)
+}
+
+// newTestServerWith is newTestServer with the server's configuration changed by configure.
+func newTestServerWith(tb testing.TB, configure func(*edge.Config), files ...[]byte) *testServer {
 	tb.Helper()
 	ctx := context.Background()
 	store, err := dirdb.Open(ctx, tb.TempDir())
@@ -41,14 +48,19 @@ func newTestServer(tb testing.TB, files ...[]byte) *testServer {
 			tb.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(edge.New(edge.Config{Catalog: store, Logger: discardLogger(),
-		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}, Keys: testKeys}))
+	cfg := edge.Config{Catalog: store, Logger: discardLogger(),
+		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}, Keys: testKeys}
+	if configure != nil {
+		configure(&cfg)
+	}
+	es := edge.New(cfg)
+	srv := httptest.NewServer(es)
 	tb.Cleanup(srv.Close)
 	client := &http.Client{
 		Transport:     checked(tb, http.DefaultTransport),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &testServer{Server: srv, store: store, client: client}
+	return &testServer{Server: srv, store: store, client: client, edge: es}
 }
 
 // response is a response read whole.

@@ -44,7 +44,12 @@ const ProblemTypeBase = "/problems/"
 // error writes err as a problem. The client sees only the domain error's message; any other error is
 // logged and answered as a plain 500.
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
-	if r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	if overBudget(r) && !errors.As(err, new(*dirsvc.Error)) {
+		s.log.Warn("an expensive request ran out of its time budget", "method", r.Method, "path", r.URL.Path)
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Cache-Control", "no-store")
+		err = dirsvc.Errorf(dirsvc.EUnavailable, "The request took too long: try again, or ask for less (fewer filters, a smaller limit).")
+	} else if r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		// The client went away (or the server is stopping): nobody reads an answer, and it is no
 		// failure of the service.
 		s.log.Debug("request ended by its client", "method", r.Method, "path", r.URL.Path)

@@ -45,6 +45,8 @@ type Config struct {
 	// Forwarding makes the node an edge: what it does not serve goes to the primary. Nil: it
 	// serves everything itself.
 	Forwarding *Forwarding
+	// Admission bounds the requests in flight and the expensive ones; zero fields take defaults.
+	Admission Admission
 	// EdgeToken, on a primary, is its replication token: a request forwarded by an edge that
 	// presents the vouching credential derived from it (see vouching) is limited by the client
 	// address the edge names.
@@ -60,6 +62,7 @@ type Server struct {
 	anonymous *limiter[netip.Addr]
 	clients   *limiter[clientLimitKey]
 	tokens    tokenCache
+	admit     *admission
 	vouch     string       // on a primary with a replication token, the credential edges vouch with
 	forward   http.Handler // on an edge, what sends a request to the primary; nil elsewhere
 	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
@@ -81,7 +84,7 @@ func New(cfg Config) *Server {
 		cfg.AnonymousLimits = DefaultAnonymousLimits
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
-		anonymous: newLimiter[netip.Addr](), clients: newLimiter[clientLimitKey]()}
+		anonymous: newLimiter[netip.Addr](), clients: newLimiter[clientLimitKey](), admit: newAdmission(cfg.Admission)}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}

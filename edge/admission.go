@@ -1,0 +1,162 @@
+package edge
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"net/http"
+	"runtime"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// Admission keeps the capacity that record reads need whatever else is asked of a node.
+//
+// Every read route is admitted against a bound of requests in flight; past it a request waits at
+// most AdmissionWait for a slot and is then shed: 503 with Retry-After, at once, instead of queueing
+// behind work the node cannot finish in time. Expensive requests (lists and searches: each may read
+// many records) are admitted again against a small bound of their own, per directory and for the
+// node, so that together they never hold more than half the CPUs and one directory's lists cannot
+// take the share of another's; each has a time budget, past which its query is interrupted and it is
+// answered 503. A record read is never held back by lists: it needs only a slot of the first bound,
+// which lists cannot fill.
+
+// Admission limits. Zero fields of a Config's Admission take these.
+const (
+	// DefaultAdmissionWait is the longest a request waits for a slot before it is shed.
+	DefaultAdmissionWait = 100 * time.Millisecond
+	// DefaultExpensiveWait is the longest an expensive request waits for a slot of its own.
+	DefaultExpensiveWait = time.Second
+	// DefaultExpensiveBudget is the time an expensive request's work may take once admitted.
+	DefaultExpensiveBudget = 2 * time.Second
+)
+
+// Admission configures a Server's admission; zero fields take the defaults.
+type Admission struct {
+	// InFlight bounds the read requests in flight; zero means 64 per CPU.
+	InFlight int
+	// Expensive bounds the expensive requests in flight on the node, and per directory; zero means
+	// half the CPUs (at least one).
+	Expensive int
+	// Wait, ExpensiveWait and ExpensiveBudget: see the defaults above.
+	Wait, ExpensiveWait, ExpensiveBudget time.Duration
+}
+
+func (a Admission) withDefaults() Admission {
+	cpus := runtime.GOMAXPROCS(0)
+	if a.InFlight <= 0 {
+		a.InFlight = 64 * cpus
+	}
+	if a.Expensive <= 0 {
+		a.Expensive = max(1, cpus/2)
+	}
+	if a.Wait <= 0 {
+		a.Wait = DefaultAdmissionWait
+	}
+	if a.ExpensiveWait <= 0 {
+		a.ExpensiveWait = DefaultExpensiveWait
+	}
+	if a.ExpensiveBudget <= 0 {
+		a.ExpensiveBudget = DefaultExpensiveBudget
+	}
+	return a
+}
+
+// expensiveShards is how many per-directory bounds there are: a directory's bound is the shard its
+// slug hashes to, so that requests naming made-up directories cannot grow a table.
+const expensiveShards = 64
+
+// admission is a Server's admission state: semaphores as buffered channels.
+type admission struct {
+	cfg       Admission
+	inFlight  chan struct{}
+	expensive chan struct{}
+	perDir    [expensiveShards]chan struct{}
+}
+
+func newAdmission(cfg Admission) *admission {
+	cfg = cfg.withDefaults()
+	a := &admission{cfg: cfg, inFlight: make(chan struct{}, cfg.InFlight), expensive: make(chan struct{}, cfg.Expensive)}
+	for i := range a.perDir {
+		a.perDir[i] = make(chan struct{}, cfg.Expensive)
+	}
+	return a
+}
+
+// shardOf returns the per-directory bound of a directory slug.
+func shardOf(slug string) uint32 {
+	f := fnv.New32a()
+	f.Write([]byte(slug))
+	return f.Sum32() % expensiveShards
+}
+
+// acquire takes a slot of sem, waiting at most wait (or until ctx ends); false when none came.
+func acquire(ctx context.Context, sem chan struct{}, wait time.Duration) bool {
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// shed answers a request the node has no capacity for.
+func (s *Server) shed(w http.ResponseWriter, r *http.Request) {
+	if r.Context().Err() != nil {
+		return // the client went away while it waited
+	}
+	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Cache-Control", "no-store")
+	s.error(w, r, dirsvc.Errorf(dirsvc.EUnavailable, "The service is busy: try again in 1 second."))
+}
+
+// read admits a read route's requests against the bound of requests in flight.
+func (s *Server) read(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !acquire(r.Context(), s.admit.inFlight, s.admit.cfg.Wait) {
+			s.shed(w, r)
+			return
+		}
+		defer func() { <-s.admit.inFlight }()
+		h(w, r)
+	}
+}
+
+// errOverBudget is the cause of an expensive request's context ending at its time budget.
+var errOverBudget = errors.New("the request's time budget is spent")
+
+// expensive admits an expensive read route's requests: against the bound of requests in flight, then
+// against the expensive bounds of the node and of the request's directory; once admitted, its work
+// has the time budget.
+func (s *Server) expensive(h http.HandlerFunc) http.HandlerFunc {
+	return s.read(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		dir := s.admit.perDir[shardOf(r.PathValue("dir"))]
+		if !acquire(ctx, dir, s.admit.cfg.ExpensiveWait) {
+			s.shed(w, r)
+			return
+		}
+		defer func() { <-dir }()
+		if !acquire(ctx, s.admit.expensive, s.admit.cfg.ExpensiveWait) {
+			s.shed(w, r)
+			return
+		}
+		defer func() { <-s.admit.expensive }()
+		ctx, cancel := context.WithTimeoutCause(ctx, s.admit.cfg.ExpensiveBudget, errOverBudget)
+		defer cancel()
+		h(w, r.WithContext(ctx))
+	})
+}
+
+// overBudget reports whether the request's context ended at its time budget (not by its client).
+func overBudget(r *http.Request) bool { return errors.Is(context.Cause(r.Context()), errOverBudget) }

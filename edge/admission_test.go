@@ -1,0 +1,104 @@
+package edge_test
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dirsvc/dirsvc/edge"
+)
+
+// otherDirectory returns the small fixture as a directory of another slug, whose per-directory
+// admission bound is not small's.
+func otherDirectory(t *testing.T) (slug string, fixture []byte) {
+	t.Helper()
+	for i := range 100 {
+		slug = fmt.Sprintf("other%d", i)
+		if edge.ShardOf(slug) != edge.ShardOf("small") {
+			return slug, bytes.ReplaceAll(bytes.Replace(smallFixture(t), []byte(`"slug":"small"`), []byte(`"slug":"`+slug+`"`), 1), []byte(`"small:`), []byte(`"`+slug+`:`))
+		}
+	}
+	t.Fatal("no slug outside small's shard")
+	return "", nil
+}
+
+// shed checks a shed request's answer: 503 with Retry-After, a problem.
+func shed(t *testing.T, what string, r response) {
+	t.Helper()
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "1" ||
+		r.header.Get("Content-Type") != "application/problem+json" || !bytes.Contains(r.body, []byte(`"code":"unavailable"`)) {
+		t.Errorf("%s: %d Retry-After %q %s, want 503 with Retry-After 1", what, r.status, r.header.Get("Retry-After"), r.body)
+	}
+}
+
+// TestOverloadIsShedNotQueued fills the node's bound of requests in flight: a read waits no longer
+// than the admission wait and is answered 503 with Retry-After; once a slot is free it is served.
+func TestOverloadIsShedNotQueued(t *testing.T) {
+	s := newTestServerWith(t, func(c *edge.Config) { c.Admission = edge.Admission{Wait: 20 * time.Millisecond} }, smallFixture(t))
+	release := s.edge.Occupy("in-flight")
+	start := time.Now()
+	r := s.get(t, "/v1/d/small/services/svc_gp")
+	waited := time.Since(start)
+	shed(t, "a read past the bound of requests in flight", r)
+	if waited > 2*time.Second {
+		t.Errorf("the shed read waited %v", waited)
+	}
+	shed(t, "a list past the bound of requests in flight", s.get(t, "/v1/d/small/services"))
+	release()
+	if r := s.get(t, "/v1/d/small/services/svc_gp"); r.status != 200 {
+		t.Errorf("a read once a slot is free: %d", r.status)
+	}
+}
+
+// TestListsCannotTakeWhatRecordReadsNeed fills the bounds of expensive requests, the node's and then
+// one directory's: lists are shed, record reads are served at once; another directory's lists are
+// served while one directory's bound is full.
+func TestListsCannotTakeWhatRecordReadsNeed(t *testing.T) {
+	other, fixture := otherDirectory(t)
+	s := newTestServerWith(t, func(c *edge.Config) {
+		c.Admission = edge.Admission{ExpensiveWait: 20 * time.Millisecond}
+	}, smallFixture(t), fixture)
+	for _, bound := range []string{"expensive", "small"} {
+		release := s.edge.Occupy(bound)
+		shed(t, "a service list with the "+bound+" bound full", s.get(t, "/v1/d/small/services?limit=5"))
+		shed(t, "a practitioner list with the "+bound+" bound full", s.get(t, "/v1/d/small/practitioners"))
+		shed(t, "an identifier search with the "+bound+" bound full", s.get(t, "/v1/d/small/identifiers/search?system=x&value=y"))
+		for _, path := range []string{"/v1/d/small/services/svc_gp", "/v1/d/small/services/svc_gp?view=brief", "/v1/d/small/developers"} {
+			if r := s.get(t, path); r.status != 200 {
+				t.Errorf("%s with the %s bound full: %d %s", path, bound, r.status, r.body)
+			}
+		}
+		want := http.StatusServiceUnavailable // the node's bound covers every directory
+		if bound == "small" {
+			want = 200
+		}
+		if r := s.get(t, "/v1/d/"+other+"/services?limit=5"); r.status != want {
+			t.Errorf("another directory's list with the %s bound full: %d, want %d", bound, r.status, want)
+		}
+		release()
+		if r := s.get(t, "/v1/d/small/services?limit=5"); r.status != 200 {
+			t.Errorf("a list once the %s bound has room: %d %s", bound, r.status, r.body)
+		}
+	}
+}
+
+// TestAnExpensiveRequestHasATimeBudget gives lists no time: a list is answered 503 with Retry-After
+// (its query interrupted), logged as a warning; record reads have no such budget.
+func TestAnExpensiveRequestHasATimeBudget(t *testing.T) {
+	var logs strings.Builder
+	s := newTestServerWith(t, func(c *edge.Config) {
+		c.Admission = edge.Admission{ExpensiveBudget: time.Nanosecond}
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	}, smallFixture(t))
+	shed(t, "a list out of its time budget", s.get(t, "/v1/d/small/services"))
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "time budget") || strings.Contains(logs.String(), "level=ERROR") {
+		t.Errorf("logged:\n%s", logs.String())
+	}
+	if r := s.get(t, "/v1/d/small/services/svc_gp"); r.status != 200 {
+		t.Errorf("a record read: %d", r.status)
+	}
+}

@@ -1,0 +1,26 @@
+package edge
+
+// Occupy takes every slot of one of the server's admission bounds, as requests in flight would:
+// "in-flight", "expensive" (the node's), or the directory bound of a slug. release gives them back.
+func (s *Server) Occupy(bound string) (release func()) {
+	sem := s.admit.inFlight
+	switch bound {
+	case "in-flight":
+	case "expensive":
+		sem = s.admit.expensive
+	default:
+		sem = s.admit.perDir[shardOf(bound)]
+	}
+	n := cap(sem) - len(sem)
+	for range n {
+		sem <- struct{}{}
+	}
+	return func() {
+		for range n {
+			<-sem
+		}
+	}
+}
+
+// ShardOf returns the per-directory admission bound a slug hashes to.
+func ShardOf(slug string) uint32 { return shardOf(slug) }
