@@ -3,9 +3,13 @@ package edge_test
 import (
 	"bytes"
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
@@ -111,4 +115,87 @@ func notFoundProbes(tb testing.TB, services int) (http.Handler, map[string]probe
 		}
 	}
 	return h, probes
+}
+
+// TestNotFoundTakesTheSameTime times, in one run, reads that must answer not found: a hidden
+// record's beside a missing one's, for an anonymous caller and for a client narrowed to an area
+// (whose records outside the area must answer as missing ones). The two reads of each pair run one
+// after the other, in random order, so that the machine's load weighs on both alike, and the test
+// compares the median and the trimmed mean of the pairs' differences with a bound well above what
+// a loaded machine's noise gives. A difference of a tenth of a millisecond, which a caller over the
+// network can measure, fails it.
+func TestNotFoundTakesTheSameTime(t *testing.T) {
+	h, probes := notFoundProbes(t, demo.DefaultServices)
+	for _, c := range []struct{ hidden, missing string }{
+		{"anonymous hidden", "anonymous missing"},
+		{"narrowed outside", "narrowed missing"},
+	} {
+		t.Run(c.hidden+" against "+c.missing, func(t *testing.T) {
+			hidden, missing := probes[c.hidden], probes[c.missing]
+			d := pairedDifferences(t, h, hidden, missing, 2000)
+			median, trimmed := quantile(d.diffs, 0.5), trimmedMean(d.diffs, 0.2)
+			// The bound: 15 µs, or a third of a missing read's median time, whichever is more
+			// (a loaded machine makes every read slower, and its noise with it).
+			bound := max(15*time.Microsecond, time.Duration(float64(d.baseline)/3))
+			t.Logf("%s %v, %s %v (medians); the difference's median %v, trimmed mean %v, bound %v",
+				c.hidden, d.medianA, c.missing, d.baseline, median, trimmed, bound)
+			if median.Abs() > bound && trimmed.Abs() > bound {
+				t.Errorf("%s takes %v longer than %s (median of %d paired differences; trimmed mean %v): a caller can tell them apart",
+					c.hidden, median, c.missing, len(d.diffs), trimmed)
+			}
+		})
+	}
+}
+
+// differences are the times of n pairs of reads: each pair's difference (a's time less b's), and
+// the medians of each read's own times.
+type differences struct {
+	diffs             []time.Duration
+	medianA, baseline time.Duration
+}
+
+// pairedDifferences serves n pairs of the two probes, after a warm-up, each pair in random order.
+func pairedDifferences(tb testing.TB, h http.Handler, a, b probe, n int) differences {
+	tb.Helper()
+	timed := func(p probe) time.Duration {
+		start := time.Now()
+		p.serve(tb, h)
+		return time.Since(start)
+	}
+	for range n / 4 {
+		timed(a)
+		timed(b)
+	}
+	runtime.GC()
+	d := differences{diffs: make([]time.Duration, n)}
+	as, bs := make([]time.Duration, n), make([]time.Duration, n)
+	for i := range n {
+		if rand.N(2) == 0 {
+			as[i] = timed(a)
+			bs[i] = timed(b)
+		} else {
+			bs[i] = timed(b)
+			as[i] = timed(a)
+		}
+		d.diffs[i] = as[i] - bs[i]
+	}
+	d.medianA, d.baseline = quantile(as, 0.5), quantile(bs, 0.5)
+	return d
+}
+
+// quantile returns the q quantile of the durations (it sorts them).
+func quantile(ds []time.Duration, q float64) time.Duration {
+	slices.Sort(ds)
+	return ds[int(q*float64(len(ds)-1))]
+}
+
+// trimmedMean returns the mean of the durations without the share cut of each end (it sorts them).
+func trimmedMean(ds []time.Duration, cut float64) time.Duration {
+	slices.Sort(ds)
+	k := int(cut * float64(len(ds)))
+	var sum time.Duration
+	for _, d := range ds[k : len(ds)-k] {
+		sum += d
+	}
+	return sum / time.Duration(len(ds)-2*k)
 }
