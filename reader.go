@@ -31,7 +31,8 @@ type DirectoryReader interface {
 	Info(ctx context.Context) (*Directory, error)
 	// Record returns the status of a record and its view for the viewer (nil when the record is
 	// hidden from the viewer's audience or outside its narrowing); ErrNotFound when the directory has
-	// no record with that public ID. Whichever of these it finds, it takes the same time.
+	// no record with that public ID. Whichever of these it finds, it makes the same lookups, so that
+	// a caller cannot time the difference between a hidden record and a missing one.
 	Record(ctx context.Context, publicID string, v Viewer) (RecordStatus, error)
 	// Related returns the views, for the viewer, of the records of kind whose reference of kind ref
 	// is refID (for example the services of a location), in public-ID order, leaving out hidden ones

@@ -9,21 +9,23 @@ import (
 )
 
 // recordQuery is the statement of every single record read, whatever its answer: the record's
-// status, whether it lies inside the reader's narrowing (in, a condition on q0.id), and its view for
-// an audience when it does. It always returns one row, and it probes the same indexes in the same
-// order whether the record is missing, hidden from the audience, outside the narrowing or visible,
-// so that the time of a not-found answer tells nothing of which it was. A view outside the
-// narrowing is not even read: its body would be copied for nothing, and take longer to. Its
-// arguments: those of in, then the public ID and the audience bit.
+// status, and its view for an audience when it lies inside the reader's narrowing (in, a condition
+// on q0.id). It always returns one row, and it probes the same indexes in the same order whether
+// the record is missing, hidden from the audience, outside the narrowing or visible, so that the
+// time of a not-found answer tells nothing of which it was. A view outside the narrowing is not even
+// read: its body would be copied for nothing, and take longer to. (The narrowing's own check costs
+// the same for a service or a role as for a missing record; for an organisation, a practitioner or,
+// with categories, a location, it looks at each of their services or roles.) Its arguments: those
+// of in, then the public ID and the audience bit.
 func recordQuery(in sqlCond) string {
 	return `WITH q (id, inside) AS MATERIALIZED (SELECT q0.id, ` + in.sql + ` FROM (SELECT ? AS id) q0)
-SELECT p.body, p.etag, r.kind, r.state, COALESCE(r.survivor_id, ''), r.seen_by, q.inside
+SELECT p.body, p.etag, r.kind, r.state, COALESCE(r.survivor_id, ''), r.seen_by
 FROM q
 LEFT JOIN records r ON r.public_id = q.id
 LEFT JOIN projections p ON p.public_id = q.id AND p.audiences & ? != 0 AND q.inside`
 }
 
-// plainRecordQuery is the statement of the reads of viewers without a narrowing.
+// plainRecordQuery is the statement of the reads that no narrowing limits.
 var plainRecordQuery = recordQuery(condTrue)
 
 // Record returns the status of a record and its view for the viewer; the view is nil when the
@@ -31,29 +33,28 @@ var plainRecordQuery = recordQuery(condTrue)
 // for a visible record, so when one is returned the record is live for the audience and its kind is
 // its ID's prefix.
 //
-// Every outcome costs the same work (see recordQuery). Only views are cached, never their absence,
-// so a hidden record and a missing one are both read from the file; and a narrowed viewer's reads
-// never use the cache, so a record outside the narrowing is never answered from memory while a
-// missing one is read.
+// Whatever the answer, the read makes the same lookups (see recordQuery). Only views are cached,
+// never their absence, so a hidden record and a missing one are both read from the file; and a read
+// whose narrowing has a condition on the record never uses the cache, so a record outside the
+// narrowing is never answered from memory while a missing one is read.
 func (d *Directory) Record(ctx context.Context, publicID string, v dirsvc.Viewer) (dirsvc.RecordStatus, error) {
 	d.gate.RLock()
 	defer d.gate.RUnlock()
 	var st dirsvc.RecordStatus
 	key := viewKey{publicID, audienceBit(v.Audience)}
-	narrowed := v.Narrowing.Narrowed()
+	in := inside(dirsvc.KindOfID(publicID), "q0.id", v)
+	plain := in.sql == condTrue.sql
 	visible := func(body []byte, etag string) (dirsvc.RecordStatus, error) {
 		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(v.Audience)
 		st.View = &dirsvc.Published{PublicID: publicID, Body: body, ETag: etag}
 		return st, nil
 	}
-	if !narrowed {
+	query := plainRecordQuery
+	if plain {
 		if cv, ok := d.cache.get(key); ok {
 			return visible(cv.body, cv.etag)
 		}
-	}
-	query, in := plainRecordQuery, sqlCond{}
-	if narrowed {
-		in = inside(dirsvc.KindOfID(publicID), "q0.id", v)
+	} else {
 		query = recordQuery(in)
 	}
 	args := make([]driver.NamedValue, 0, len(in.args)+2)
@@ -61,27 +62,25 @@ func (d *Directory) Record(ctx context.Context, publicID string, v dirsvc.Viewer
 		args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: a})
 	}
 	gen := d.records.gen.Load()
-	row := make([]driver.Value, 7)
+	row := make([]driver.Value, 6)
 	if _, err := d.records.query(ctx, query, args, row); err != nil {
 		return st, fmt.Errorf("read record %s: %w", publicID, err)
 	}
-	body, _ := row[0].([]byte)
-	etag, _ := row[1].(string)
 	kind, _ := row[2].(string)
-	state, _ := row[3].(string)
-	survivor, _ := row[4].(string)
-	seen, _ := row[5].(int64)
-	inNarrowing, _ := row[6].(int64)
-	switch {
+	switch body, _ := row[0].([]byte); {
 	case kind == "":
 		return st, dirsvc.ErrNotFound
-	case row[0] != nil && inNarrowing != 0:
-		if !narrowed {
+	case body != nil:
+		etag, _ := row[1].(string)
+		if plain {
 			d.cache.put(key, cachedView{body, etag}, gen, &d.records.gen)
 		}
 		return visible(body, etag)
 	}
-	st.Kind, st.State, st.Survivor, st.SeenBy = dirsvc.Kind(kind), dirsvc.State(state), survivor, dirsvc.Audiences(seen)
+	state, _ := row[3].(string)
+	seen, _ := row[5].(int64)
+	st.Kind, st.State, st.SeenBy = dirsvc.Kind(kind), dirsvc.State(state), dirsvc.Audiences(seen)
+	st.Survivor, _ = row[4].(string)
 	return st, nil
 }
 
