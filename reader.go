@@ -29,15 +29,15 @@ type RecordStatus struct {
 type DirectoryReader interface {
 	// Info returns the directory's public description and settings.
 	Info(ctx context.Context) (*Directory, error)
-	// Record returns the status of a record and its view for audience a; ErrNotFound when the
-	// directory has no record with that public ID.
-	Record(ctx context.Context, publicID string, a Audience) (RecordStatus, error)
+	// Record returns the status of a record and its view for the viewer (nil when the record is
+	// hidden from the viewer's audience or outside its narrowing); ErrNotFound when the directory has
+	// no record with that public ID. Whichever of these it finds, it makes the same lookups, so that
+	// a caller cannot time the difference between a hidden record and a missing one.
+	Record(ctx context.Context, publicID string, v Viewer) (RecordStatus, error)
 	// Related returns the views, for the viewer, of the records of kind whose reference of kind ref
 	// is refID (for example the services of a location), in public-ID order, leaving out hidden ones
 	// and those outside the viewer's narrowing.
 	Related(ctx context.Context, v Viewer, kind, ref Kind, refID string) ([]Published, error)
-	// Inside reports whether a record is inside the viewer's narrowing; always true without one.
-	Inside(ctx context.Context, publicID string, v Viewer) (bool, error)
 	// Services returns a page of the service list as the viewer sees it.
 	Services(ctx context.Context, v Viewer, q ServiceQuery) (Page, error)
 	// Practitioners returns a page of the practitioners with an active role at a service the viewer

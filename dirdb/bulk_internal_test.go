@@ -70,7 +70,7 @@ func TestBulkImportRebuildsIndexes(t *testing.T) {
 	if got := indexes(t, d); got != want {
 		t.Fatalf("after a bulk import the indexes are\n%s\nwant\n%s", got, want)
 	}
-	if st, err := d.Record(ctx, "svc_gp", dirsvc.Public); err != nil || st.View == nil {
+	if st, err := d.Record(ctx, "svc_gp", dirsvc.Viewer{Audience: dirsvc.Public}); err != nil || st.View == nil {
 		t.Fatalf("read after a bulk import: %v", err)
 	}
 	// The GP is at a site in postcode:2007 and names it in its catchment too: found once. Of the

@@ -47,7 +47,7 @@ func MustImport(tb testing.TB, s *dirdb.Store, file []byte) dirsvc.ImportStats {
 
 func view(t *testing.T, d *dirdb.Directory, id string, a dirsvc.Audience) map[string]any {
 	t.Helper()
-	st, err := d.Record(context.Background(), id, a)
+	st, err := d.Record(context.Background(), id, dirsvc.Viewer{Audience: a})
 	if err != nil {
 		t.Fatalf("Record(%s, %s): %v", id, a, err)
 	}

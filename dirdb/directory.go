@@ -32,7 +32,7 @@ type Directory struct {
 	file  os.FileInfo // directory.db as opened: another process may drop it and make a new one
 
 	readers *sql.DB
-	stmts   readStmts
+	records *recordReaders // single record reads, on connections of readers kept for them
 	cache   *viewCache
 
 	wmu    sync.Mutex // serialises writes across both files
@@ -75,7 +75,7 @@ func openDirectory(ctx context.Context, s *Store, slug string, create bool) (*Di
 		return nil, err
 	}
 	d := &Directory{slug: slug, store: s, readers: r, writer: w, cache: newViewCache(&s.cached)}
-	if err := d.stmts.prepare(ctx, r, hot); err != nil {
+	if d.records, err = openRecordReaders(ctx, r, hot); err != nil {
 		d.close()
 		return nil, err
 	}
@@ -121,7 +121,11 @@ func (d *Directory) replaced() bool {
 
 func (d *Directory) close() error {
 	d.cache.clear()
-	errs := []error{d.stmts.close(), d.readers.Close()}
+	var errs []error
+	if d.records != nil {
+		errs = append(errs, d.records.close())
+	}
+	errs = append(errs, d.readers.Close())
 	if d.writer != nil {
 		errs = append(errs, d.writer.Close())
 	}
@@ -146,7 +150,7 @@ func (d *Directory) opsDB(ctx context.Context) (*sql.DB, error) {
 // Info returns the directory's published description, with the platform's switches as of the last
 // look at the platform file (Store.Directory looks); ErrNotFound before its first import.
 func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
-	gen, platforms := d.stmts.views.gen.Load(), d.store.platformGen.Load()
+	gen, platforms := d.records.gen.Load(), d.store.platformGen.Load()
 	d.infoMu.Lock()
 	c := d.info
 	d.infoMu.Unlock()
@@ -175,7 +179,7 @@ func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
 	d.infoMu.Lock()
 	// Kept only if neither file changed since the generations were read: a description read before
 	// a change is never kept after it.
-	if d.stmts.views.gen.Load() == gen && d.store.platformGen.Load() == platforms {
+	if d.records.gen.Load() == gen && d.store.platformGen.Load() == platforms {
 		d.info = cachedInfo{info, gen, platforms}
 	}
 	d.infoMu.Unlock()
@@ -188,7 +192,7 @@ func (d *Directory) Info(ctx context.Context) (*dirsvc.Directory, error) {
 // of other processes. The generation moves first, so a description or view read before the change
 // is never kept after it.
 func (d *Directory) changed() {
-	d.stmts.views.changed()
+	d.records.changed()
 	d.cache.clear()
 }
 

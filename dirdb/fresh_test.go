@@ -43,7 +43,7 @@ func readRecord(t testing.TB, s *dirdb.Store, id string, a dirsvc.Audience) dirs
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := d.Record(context.Background(), id, a)
+	st, err := d.Record(context.Background(), id, dirsvc.Viewer{Audience: a})
 	if err != nil {
 		t.Fatalf("Record(%s): %v", id, err)
 	}

@@ -74,7 +74,7 @@ func TestLifecycleOperations(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s, d, seq := openSmall(t)
-			before, _ := d.Record(ctx, c.id, dirsvc.Public)
+			before, _ := d.Record(ctx, c.id, dirsvc.Viewer{Audience: dirsvc.Public})
 			if _, err := d.Transition(ctx, c.id, c.t); err != nil {
 				t.Fatal(err)
 			}
@@ -82,14 +82,14 @@ func TestLifecycleOperations(t *testing.T) {
 			if len(got) != 1 || got[0].id != c.id || got[0].event != c.event {
 				t.Fatalf("change log after %s: %+v", c.name, got)
 			}
-			st, err := d.Record(ctx, c.id, dirsvc.Public)
+			st, err := d.Record(ctx, c.id, dirsvc.Viewer{Audience: dirsvc.Public})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if st.State != c.state || (st.View != nil) != c.public {
 				t.Fatalf("after %s: state %s, public view %v", c.name, st.State, st.View != nil)
 			}
-			if v, _ := d.Record(ctx, c.id, dirsvc.Partner); c.state == dirsvc.StateVisibilityReduced && v.View == nil {
+			if v, _ := d.Record(ctx, c.id, dirsvc.Viewer{Audience: dirsvc.Partner}); c.state == dirsvc.StateVisibilityReduced && v.View == nil {
 				t.Fatal("partner lost sight of a record reduced to partners")
 			}
 			if got[0].version != mustVersion(t, before)+1 {
@@ -125,14 +125,14 @@ func TestClosingAnOrganisationTombstonesWhatDependsOnIt(t *testing.T) {
 	if strings.Join(events, " ") != want {
 		t.Fatalf("events = %v\nwant     %s", events, want)
 	}
-	if st, _ := d.Record(ctx, "svc_counsel", dirsvc.Public); st.View != nil {
+	if st, _ := d.Record(ctx, "svc_counsel", dirsvc.Viewer{Audience: dirsvc.Public}); st.View != nil {
 		t.Fatal("a service of a closed organisation is still visible")
 	}
 	// Restoring brings them back as updates.
 	if _, err := d.Transition(ctx, "org_coast", dirsvc.Transition{To: dirsvc.StateLive}); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := d.Record(ctx, "svc_counsel", dirsvc.Public); st.View == nil {
+	if st, _ := d.Record(ctx, "svc_counsel", dirsvc.Viewer{Audience: dirsvc.Public}); st.View == nil {
 		t.Fatal("restoring the organisation did not restore its service")
 	}
 }
@@ -212,7 +212,7 @@ func TestRecordStaffNotesStayOnThePrimary(t *testing.T) {
 		if st, err := d.Update(ctx, rec); err != nil || st.Events != 0 {
 			t.Fatalf("update of %s's staff notes: %+v, %v", id, st, err)
 		}
-		if st, err := d.Record(ctx, id, dirsvc.Partner); err != nil || mustVersion(t, st) != 1 {
+		if st, err := d.Record(ctx, id, dirsvc.Viewer{Audience: dirsvc.Partner}); err != nil || mustVersion(t, st) != 1 {
 			t.Errorf("%s: version %d after staff notes alone changed (%v)", id, mustVersion(t, st), err)
 		}
 	}
@@ -302,7 +302,7 @@ func TestReadsSeeEveryCommittedWrite(t *testing.T) {
 	ctx := context.Background()
 	_, d, _ := openSmall(t)
 	readName := func() string {
-		st, err := d.Record(ctx, "svc_counsel", dirsvc.Public)
+		st, err := d.Record(ctx, "svc_counsel", dirsvc.Viewer{Audience: dirsvc.Public})
 		if err != nil || st.View == nil {
 			t.Fatalf("read: %v", err)
 		}
@@ -345,7 +345,7 @@ func TestAChangeHiddenFromAnAudienceLeavesItsViewAlone(t *testing.T) {
 	info, _ := d.Info(ctx)
 	before := map[dirsvc.Audience]dirsvc.Published{}
 	for _, a := range dirsvc.ServedAudiences {
-		st, err := d.Record(ctx, "svc_gp", a)
+		st, err := d.Record(ctx, "svc_gp", dirsvc.Viewer{Audience: a})
 		if err != nil || st.View == nil {
 			t.Fatalf("read as %s: %v", a, err)
 		}
@@ -381,7 +381,7 @@ func TestAChangeHiddenFromAnAudienceLeavesItsViewAlone(t *testing.T) {
 		return v
 	}
 	for _, a := range dirsvc.ServedAudiences {
-		st, _ := d.Record(ctx, "svc_gp", a)
+		st, _ := d.Record(ctx, "svc_gp", dirsvc.Viewer{Audience: a})
 		was, now := head(before[a].Body), head(st.View.Body)
 		if a == dirsvc.Public {
 			if !bytes.Equal(st.View.Body, before[a].Body) || st.View.ETag != before[a].ETag {

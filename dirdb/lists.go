@@ -58,22 +58,62 @@ func hasKey(idExpr, prefix string, values []string, bit int64) sqlCond {
 		idExpr, placeholders(len(values))), args}
 }
 
+// every is the condition that all of cs hold, and some that one does, written as sums so that
+// SQLite evaluates every one of cs whatever the others' values: a narrowing's conditions then cost
+// a single read the same work whether the record is missing, outside the narrowing by one of them
+// or by another. (AND and OR stop at the first value that decides them.)
+func every(cs ...sqlCond) sqlCond {
+	parts, args := terms(cs)
+	switch len(parts) {
+	case 0:
+		return condTrue
+	case 1:
+		return sqlCond{parts[0], args}
+	}
+	return sqlCond{fmt.Sprintf("(%s) = %d", strings.Join(parts, " + "), len(parts)), args}
+}
+
+func some(cs ...sqlCond) sqlCond {
+	for _, c := range cs {
+		if c.sql == condTrue.sql {
+			return condTrue
+		}
+	}
+	parts, args := terms(cs)
+	return sqlCond{"(" + strings.Join(parts, " + ") + ") > 0", args}
+}
+
+// terms returns the conditions' expressions, parenthesized, and their arguments, leaving out those
+// always true.
+func terms(cs []sqlCond) (parts []string, args []any) {
+	for _, c := range cs {
+		if c.sql != condTrue.sql {
+			parts, args = append(parts, "("+c.sql+")"), append(args, c.args...)
+		}
+	}
+	return parts, args
+}
+
+// siteOf is the expression of the site (location) of the service idExpr: the empty string for a
+// service without one, or a record the directory does not hold, so that a condition on the site
+// probes the same index either way.
+func siteOf(idExpr string) string {
+	return fmt.Sprintf("COALESCE((SELECT sl.location_id FROM records sl WHERE sl.public_id = %s), '')", idExpr)
+}
+
 // serviceInAreas is the condition that the service idExpr is located in one of the areas (its site's
 // areas, when the audience sees the site) or its catchment reaches one; true when areas is empty.
 func serviceInAreas(idExpr string, areas []string, bit int64) sqlCond {
 	if len(areas) == 0 {
 		return condTrue
 	}
-	own := hasKey(idExpr, keyArea, areas, bit)
-	site := hasKey("sl.location_id", keyArea, areas, bit)
-	return sqlCond{fmt.Sprintf("%s OR EXISTS (SELECT 1 FROM records sl WHERE sl.public_id = %s AND %s)", own.sql, idExpr, site.sql),
-		append(own.args, site.args...)}
+	return some(hasKey(idExpr, keyArea, areas, bit), hasKey(siteOf(idExpr), keyArea, areas, bit))
 }
 
 // serviceInPlace is the condition that the service idExpr lies in the narrowing's areas and
 // categories, as the audience sees it.
 func serviceInPlace(idExpr string, n dirsvc.Narrowing, bit int64) sqlCond {
-	return and(serviceInAreas(idExpr, n.Areas, bit), hasKey(idExpr, keyCat, n.Categories, bit))
+	return every(serviceInAreas(idExpr, n.Areas, bit), hasKey(idExpr, keyCat, n.Categories, bit))
 }
 
 // visibleRef is the condition that some record of kind, referring to idExpr by column col, is
@@ -118,8 +158,7 @@ func inside(kind dirsvc.Kind, idExpr string, v dirsvc.Viewer) sqlCond {
 		}
 		return c
 	case dirsvc.KindRole:
-		in := serviceInPlace("ro.service_id", n, bit)
-		return sqlCond{fmt.Sprintf("EXISTS (SELECT 1 FROM records ro WHERE ro.public_id = %s AND %s)", idExpr, in.sql), in.args}
+		return serviceInPlace(fmt.Sprintf("COALESCE((SELECT ro.service_id FROM records ro WHERE ro.public_id = %s), '')", idExpr), n, bit)
 	case dirsvc.KindPractitioner:
 		return activeRole(idExpr, bit, serviceInPlace("ro.service_id", n, bit))
 	}
@@ -133,9 +172,9 @@ func activeRole(idExpr string, bit int64, cond sqlCond) sqlCond {
 WHERE ro.practitioner_id = %s AND ro.kind = 'role' AND %s)`, idExpr, cond.sql), append([]any{bit}, cond.args...)}
 }
 
-// Inside reports whether a record is inside the viewer's narrowing (always, for a viewer without
-// one); a record the directory does not hold is not.
-func (d *Directory) Inside(ctx context.Context, publicID string, v dirsvc.Viewer) (bool, error) {
+// insideNarrowing reports whether a record is inside the viewer's narrowing (always, for a viewer
+// without one); a record the directory does not hold is not.
+func (d *Directory) insideNarrowing(ctx context.Context, publicID string, v dirsvc.Viewer) (bool, error) {
 	if !v.Narrowing.Narrowed() {
 		return true, nil
 	}
@@ -266,7 +305,7 @@ ORDER BY k.public_id LIMIT ?`, keyID+system+"|"+identifierValue(value), bit, max
 	}
 	out := ids[:0]
 	for _, id := range ids {
-		ok, err := d.Inside(ctx, id, v)
+		ok, err := d.insideNarrowing(ctx, id, v)
 		if err != nil {
 			return nil, err
 		}

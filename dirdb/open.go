@@ -91,8 +91,8 @@ func openWriter(ctx context.Context, path string, f schema.File) (*sql.DB, error
 	return db, nil
 }
 
-// openReaders opens the pool of read-only connections of a file: reserved ones for the hot view
-// statement, and as many again for every other read.
+// openReaders opens the pool of read-only connections of a file: reserved ones for the single
+// record reads, and as many again for every other read.
 func openReaders(path string, reserved int) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", dsn(path, false))
 	if err != nil {

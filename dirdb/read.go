@@ -2,78 +2,85 @@ package dirdb
 
 import (
 	"context"
-	"database/sql"
-	"errors"
+	"database/sql/driver"
 	"fmt"
 
 	"github.com/dirsvc/dirsvc"
 )
 
-// readStmts are the prepared statements of the read paths.
-type readStmts struct {
-	views  *viewReaders // the hot path: a visible record's view, one B-tree lookup
-	record *sql.Stmt    // the rest: why a record has no view for the audience
+// recordQuery is the statement of every single record read, whatever its answer: the record's
+// status, and its view for an audience when it lies inside the reader's narrowing (in, a condition
+// on q0.id). It always returns one row, and it probes the same indexes in the same order whether
+// the record is missing, hidden from the audience, outside the narrowing or visible, so that the
+// time of a not-found answer tells nothing of which it was. A view outside the narrowing is not even
+// read: its body would be copied for nothing, and take longer to. (The narrowing's own check costs
+// the same for a service or a role as for a missing record; for an organisation, a practitioner or,
+// with categories, a location, it looks at each of their services or roles.) Its arguments: those
+// of in, then the public ID and the audience bit.
+func recordQuery(in sqlCond) string {
+	return `WITH q (id, inside) AS MATERIALIZED (SELECT q0.id, ` + in.sql + ` FROM (SELECT ? AS id) q0)
+SELECT p.body, p.etag, r.kind, r.state, COALESCE(r.survivor_id, ''), r.seen_by
+FROM q
+LEFT JOIN records r ON r.public_id = q.id
+LEFT JOIN projections p ON p.public_id = q.id AND p.audiences & ? != 0 AND q.inside`
 }
 
-const (
-	viewQuery   = `SELECT body, etag FROM projections WHERE public_id = ? AND audiences & ? != 0`
-	recordQuery = `SELECT kind, state, COALESCE(survivor_id, ''), seen_by FROM records WHERE public_id = ?`
-)
+// plainRecordQuery is the statement of the reads that no narrowing limits.
+var plainRecordQuery = recordQuery(condTrue)
 
-func (s *readStmts) prepare(ctx context.Context, db *sql.DB, hot int) (err error) {
-	if s.views, err = openViewReaders(ctx, db, hot); err != nil {
-		return err
-	}
-	s.record, err = db.PrepareContext(ctx, recordQuery)
-	return err
-}
-
-func (s *readStmts) close() error {
-	var errs []error
-	if s.views != nil {
-		errs = append(errs, s.views.close())
-	}
-	if s.record != nil {
-		errs = append(errs, s.record.Close())
-	}
-	return errors.Join(errs...)
-}
-
-// Record returns the status of a record and its view for audience a. A view is stored only for a
-// visible record, so when one exists the record is live for a and its kind is its ID's prefix.
-func (d *Directory) Record(ctx context.Context, publicID string, a dirsvc.Audience) (dirsvc.RecordStatus, error) {
+// Record returns the status of a record and its view for the viewer; the view is nil when the
+// record is hidden from the viewer's audience or lies outside its narrowing. A view is stored only
+// for a visible record, so when one is returned the record is live for the audience and its kind is
+// its ID's prefix.
+//
+// Whatever the answer, the read makes the same lookups (see recordQuery). Only views are cached,
+// never their absence, so a hidden record and a missing one are both read from the file; and a read
+// whose narrowing has a condition on the record never uses the cache, so a record outside the
+// narrowing is never answered from memory while a missing one is read.
+func (d *Directory) Record(ctx context.Context, publicID string, v dirsvc.Viewer) (dirsvc.RecordStatus, error) {
 	d.gate.RLock()
 	defer d.gate.RUnlock()
-	var (
-		st   dirsvc.RecordStatus
-		seen int64
-	)
-	key := viewKey{publicID, audienceBit(a)}
-	if v, ok := d.cache.get(key); ok {
-		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(a)
-		st.View = &dirsvc.Published{PublicID: publicID, Body: v.body, ETag: v.etag}
-		return st, nil
-	}
-	gen := d.stmts.views.gen.Load()
-	body, etag, ok, err := d.stmts.views.read(ctx, publicID, key.bit)
-	if ok && err == nil {
-		d.cache.put(key, cachedView{body, etag}, gen, &d.stmts.views.gen)
-	}
-	switch {
-	case err != nil:
-		return st, fmt.Errorf("read view of %s: %w", publicID, err)
-	case ok:
-		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(a)
+	var st dirsvc.RecordStatus
+	key := viewKey{publicID, audienceBit(v.Audience)}
+	in := inside(dirsvc.KindOfID(publicID), "q0.id", v)
+	plain := in.sql == condTrue.sql
+	visible := func(body []byte, etag string) (dirsvc.RecordStatus, error) {
+		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(v.Audience)
 		st.View = &dirsvc.Published{PublicID: publicID, Body: body, ETag: etag}
 		return st, nil
 	}
-	err = d.stmts.record.QueryRowContext(ctx, publicID).Scan(&st.Kind, &st.State, &st.Survivor, &seen)
-	if errors.Is(err, sql.ErrNoRows) {
-		return st, dirsvc.ErrNotFound
-	} else if err != nil {
+	query := plainRecordQuery
+	if plain {
+		if cv, ok := d.cache.get(key); ok {
+			return visible(cv.body, cv.etag)
+		}
+	} else {
+		query = recordQuery(in)
+	}
+	args := make([]driver.NamedValue, 0, len(in.args)+2)
+	for _, a := range append(in.args, publicID, key.bit) {
+		args = append(args, driver.NamedValue{Ordinal: len(args) + 1, Value: a})
+	}
+	gen := d.records.gen.Load()
+	row := make([]driver.Value, 6)
+	if _, err := d.records.query(ctx, query, args, row); err != nil {
 		return st, fmt.Errorf("read record %s: %w", publicID, err)
 	}
-	st.SeenBy = dirsvc.Audiences(seen)
+	kind, _ := row[2].(string)
+	switch body, _ := row[0].([]byte); {
+	case kind == "":
+		return st, dirsvc.ErrNotFound
+	case body != nil:
+		etag, _ := row[1].(string)
+		if plain {
+			d.cache.put(key, cachedView{body, etag}, gen, &d.records.gen)
+		}
+		return visible(body, etag)
+	}
+	state, _ := row[3].(string)
+	seen, _ := row[5].(int64)
+	st.Kind, st.State, st.SeenBy = dirsvc.Kind(kind), dirsvc.State(state), dirsvc.Audiences(seen)
+	st.Survivor, _ = row[4].(string)
 	return st, nil
 }
 

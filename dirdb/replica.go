@@ -63,7 +63,7 @@ func (s *Store) Exclusive(ctx context.Context, slug string, fn func() error) err
 	}
 	d.gate.Lock()
 	defer d.gate.Unlock()
-	d.stmts.views.changed() // end the hot readers' transactions: they hold the file's shared lock
+	d.records.changed() // end the hot readers' transactions: they hold the file's shared lock
 	err := fn()
 	d.committed()
 	return err

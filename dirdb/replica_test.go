@@ -57,7 +57,7 @@ func TestExclusiveHoldsOnlyItsDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := d.Record(ctx, "svc_gp", dirsvc.Public); err != nil || st.View == nil {
+	if st, err := d.Record(ctx, "svc_gp", dirsvc.Viewer{Audience: dirsvc.Public}); err != nil || st.View == nil {
 		t.Errorf("a read after the change: %v", err)
 	}
 }

@@ -213,7 +213,7 @@ func TestNarrowedClientsSeeOnlyTheirRecords(t *testing.T) {
 	}
 	missing := s.getAs(t, narrowed, "/v1/d/small/services/svc_nothing").wire()
 	for _, id := range all {
-		st, err := dir.Record(ctx, id, dirsvc.Partner)
+		st, err := dir.Record(ctx, id, dirsvc.Viewer{Audience: dirsvc.Partner})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -122,4 +123,19 @@ func BenchmarkServiceListPage(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkNotFoundPaths measures the handler alone (no network) for each way a service read of a
+// 5,000-service directory is answered not found, and for a narrowed client's visible read beside
+// them: a caller who can time the answers must not tell a hidden record from a missing one.
+func BenchmarkNotFoundPaths(b *testing.B) {
+	h, probes := notFoundProbes(b, 5000)
+	for _, name := range []string{"anonymous missing", "anonymous hidden", "narrowed missing", "narrowed outside", "narrowed visible"} {
+		p := probes[name]
+		b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
+			for b.Loop() {
+				p.serve(b, h)
+			}
+		})
+	}
 }

@@ -25,13 +25,10 @@ func viewOf[T any](ctx context.Context, rd *reading, id string) (*T, error) {
 	if id == "" {
 		return nil, nil
 	}
-	st, err := rd.dir.Record(ctx, id, rd.aud())
+	st, err := rd.dir.Record(ctx, id, rd.viewer)
 	if errors.Is(err, dirsvc.ErrNotFound) || err == nil && st.View == nil {
 		return nil, nil
 	} else if err != nil {
-		return nil, err
-	}
-	if in, err := rd.dir.Inside(ctx, id, rd.viewer); err != nil || !in {
 		return nil, err
 	}
 	return decodeView[T](st.View)

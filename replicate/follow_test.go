@@ -120,7 +120,7 @@ func publicName(t testing.TB, store *dirdb.Store, id string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := dir.Record(ctx, id, dirsvc.Public)
+	st, err := dir.Record(ctx, id, dirsvc.Viewer{Audience: dirsvc.Public})
 	if err != nil || st.View == nil {
 		t.Fatalf("read %s: %v", id, err)
 	}

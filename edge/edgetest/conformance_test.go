@@ -506,10 +506,14 @@ func (d directories) Reader(_ context.Context, slug string) (dirsvc.DirectoryRea
 
 func (c *catalog) Info(context.Context) (*dirsvc.Directory, error) { return &c.info, nil }
 
-func (c *catalog) Record(_ context.Context, id string, _ dirsvc.Audience) (dirsvc.RecordStatus, error) {
+// Record holds a narrowing to record kinds (areas and categories are not modelled here).
+func (c *catalog) Record(_ context.Context, id string, v dirsvc.Viewer) (dirsvc.RecordStatus, error) {
 	st, ok := c.records[id]
 	if !ok {
 		return dirsvc.RecordStatus{}, dirsvc.ErrNotFound
+	}
+	if !v.Narrowing.AllowsKind(st.Kind) {
+		st.View = nil
 	}
 	return st, nil
 }
@@ -519,11 +523,6 @@ func (c *catalog) Related(_ context.Context, v dirsvc.Viewer, kind, ref dirsvc.K
 		return nil, nil
 	}
 	return c.related[fmt.Sprintf("%s/%s/%s", kind, ref, id)], nil
-}
-
-// Inside holds a narrowing to record kinds (areas and categories are not modelled here).
-func (c *catalog) Inside(_ context.Context, id string, v dirsvc.Viewer) (bool, error) {
-	return v.Narrowing.AllowsKind(dirsvc.KindOfID(id)), nil
 }
 
 // views returns a page of the views of the live records of kind, in public-ID order, after the
