@@ -54,6 +54,9 @@ type Platform struct {
 	Directories []PlatformDirectory `json:"directories"`
 	Keys        []SigningKey        `json:"keys"`
 	Cutoffs     []TokenCutoff       `json:"cutoffs"`
+	// BaseURL is the primary's base URL, the issuer of access tokens: an edge configured with
+	// another refuses every token, and says so. Empty where it is not known (the bucket's copy).
+	BaseURL string `json:"baseURL,omitempty"`
 }
 
 // TokenCutoff refuses a client's access tokens issued before ValidFrom (Unix seconds), though they

@@ -44,6 +44,9 @@ type FollowConfig struct {
 	Data    string // the edge's data folder
 	Primary string // the primary's address, e.g. http://primary.internal:8080
 	Token   string // the primary's replication token
+	// BaseURL is the edge's base URL: the primary's must be the same (it issues the tokens the edge
+	// checks), and the follower logs an error while it is not.
+	BaseURL string
 	Host    Host
 	// Storage is the object storage the primary replicates to: a new edge bootstraps from it while
 	// the primary is away, reading only the directory files and the platform JSON (credentials
@@ -67,6 +70,7 @@ type Follower struct {
 	started   bool                 // a first round (from the primary or from storage) completed
 	lostSince time.Time            // when the primary stopped answering; zero while it answers
 	changed   chan struct{}        // closed and replaced whenever a copy moves on
+	issuer    string               // the primary's base URL last reported as differing
 }
 
 // followed is one directory's copy. pos is written by the goroutine following it and read by
@@ -286,6 +290,7 @@ func (f *Follower) round(ctx context.Context, files *Files) error {
 // syncPlatform makes the edge serve the ready copies of the directories p lists, and forgets the
 // copies of those it dropped.
 func (f *Follower) syncPlatform(ctx context.Context, p *dirsvc.Platform) error {
+	f.checkIssuer(p.BaseURL)
 	dropped, err := f.cfg.Host.SyncPlatform(ctx, p, func(slug string) bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -299,6 +304,20 @@ func (f *Follower) syncPlatform(ctx context.Context, p *dirsvc.Platform) error {
 	f.started = true
 	f.mu.Unlock()
 	return err
+}
+
+// checkIssuer logs an error, once for each base URL the primary names, when the primary's base URL
+// is not the edge's: the edge refuses every access token the primary issues.
+func (f *Follower) checkIssuer(primary string) {
+	if primary == "" || f.cfg.BaseURL == "" || primary == f.cfg.BaseURL {
+		f.issuer = ""
+		return
+	}
+	if primary != f.issuer {
+		f.issuer = primary
+		f.cfg.Log.Error("the primary's --base-url is not this edge's: every access token it issues names the primary's, and this edge refuses them; give both the same public address",
+			"primary", primary, "edge", f.cfg.BaseURL)
+	}
 }
 
 // bringForward brings one directory's copy to at least txid: by applying the primary's files after

@@ -69,7 +69,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	follower, err := replicate.NewFollower(replicate.FollowConfig{Data: m.Data, Primary: u.String(), Token: *token,
+	follower, err := replicate.NewFollower(replicate.FollowConfig{Data: m.Data, Primary: u.String(), Token: *token, BaseURL: cfg.BaseURL,
 		Host: store, Storage: storage, MaxLag: *maxLag, Log: m.Log})
 	if err != nil {
 		return err

@@ -272,3 +272,23 @@ func BenchmarkCommandToVisible(b *testing.B) {
 	report(primaryRead, "primary-first-read-ms", 1e6)
 	report(edgeLag, "edge-ms", 1e6)
 }
+
+// TestAnEdgeOfAnotherBaseURLSaysSo starts an edge whose base URL is not the primary's: the tokens the
+// primary issues name the primary's, the edge refuses them, and it logs why.
+func TestAnEdgeOfAnotherBaseURLSaysSo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	c := startCluster(t, "--base-url", "https://elsewhere.test")
+	token, _, _ := leadershipClient(t, c.bin, c.primaryData, c.primary)
+	if a := get(t, c.primary, "/v1/d/small/services/svc_gp", bearer(token)); a.status != 200 {
+		t.Fatalf("the token at the primary: %d %s", a.status, a.body)
+	}
+	if a := get(t, c.edge, "/v1/d/small/services/svc_gp", bearer(token)); a.status != 401 {
+		t.Errorf("the primary's token at an edge of another base URL: %d, want 401", a.status)
+	}
+	c.waitFor(t, "the edge's error naming both base URLs", func() bool {
+		l := c.edgeLog.String()
+		return strings.Contains(l, "level=ERROR") && strings.Contains(l, "https://elsewhere.test") && strings.Contains(l, testBaseURL)
+	})
+}

@@ -153,7 +153,13 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		}
 	}
 	if rep != nil && *repToken != "" {
-		stream, err := replicate.Stream(rep, *repToken, store.Platform)
+		stream, err := replicate.Stream(rep, *repToken, func(ctx context.Context) (*dirsvc.Platform, error) {
+			p, err := store.Platform(ctx)
+			if p != nil {
+				p.BaseURL = cfg.BaseURL
+			}
+			return p, err
+		})
 		if err != nil {
 			return err
 		}
