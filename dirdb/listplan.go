@@ -3,6 +3,7 @@ package dirdb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/dirsvc/dirsvc"
@@ -22,18 +23,25 @@ import (
 //   - type, category and area filters walk list_keys_key for each of their keys, merged (UNION);
 //   - the organisation filter walks records_organisation for each organisation, merged;
 //   - updatedSince, whose candidates no index holds in public-ID order, drives only when at most
-//     listCap services changed: they are gathered (projections_updated_*) into SQLite's sorted IN
+//     gatherCap services changed: they are gathered (projections_updated_*) into SQLite's sorted IN
 //     list;
 //   - without a filter, the services' views themselves (the projections primary key).
 //
-// With several filters the one with fewest candidates after the cursor drives (each counted up to
-// listCap), and the others are checked on each candidate by primary-key lookups.
+// With several filters the one with fewest candidates after the cursor drives, and the others are
+// checked on each candidate by primary-key lookups. Candidates are counted up to countCap, each
+// filter only up to the fewest counted so far; when every filter has more, the first with arms
+// drives. A page then reads about limit/f candidates, f the share of the driver's candidates that
+// meet the other filters: filters that each hold many services but few together (anti-correlated)
+// are the one case that reads many.
 
-// listCap bounds the rows a count reads to choose the driver, and the services an updatedSince
-// filter gathers to drive a page. Driven by a filter with more candidates, a page reads about
-// limit*services/listCap rows when candidates are spread over the service IDs (random), so 2,000
-// bounds a page of 100 of 100,000 services to about 5,000 rows, and a count to 2,000.
-var listCap = 2000
+// countCap bounds the candidates counted of a filter (a covering index range; about 0.3 µs a row).
+var countCap = 5000
+
+// gatherCap bounds the services an updatedSince filter gathers to drive a page. Past it the filter is
+// checked on each service instead, and a page reads about limit*services/gatherCap of them when
+// changes are spread over the service IDs (random): 2,000 bounds a page of 100 of 100,000 services
+// to about 5,000.
+var gatherCap = 2000
 
 // listFilter is one filter of the service list; every one must hold.
 type listFilter struct {
@@ -42,12 +50,15 @@ type listFilter struct {
 	arms []sqlCond
 	// gather, for a filter without arms, is a SELECT of its candidates in no order.
 	gather sqlCond
-	// member is the filter's exact condition on the service p.public_id (its record r, its view p).
-	member sqlCond
+	// member is the filter's exact condition on the service id (its record r, its view p).
+	member func(id string) sqlCond
 	// exact says the candidates are the members: driving, the filter need not be checked again.
 	exact bool
 	// record says member reads the service's record r.
 	record bool
+	// rank orders the counts (driver): filters likely to hold few services first, so the ones after
+	// are counted only up to them.
+	rank int
 }
 
 // pageBounds are the public IDs a page lies between: lower (after op) and below upper.
@@ -89,9 +100,9 @@ func planServices(v dirsvc.Viewer, q dirsvc.ServiceQuery) servicePlan {
 			pl.filters = append(pl.filters, f)
 		}
 	}
-	add(pl.keyFilter([]string{keyType}, q.Types), len(q.Types) > 0)
-	add(pl.keyFilter([]string{keyCat}, q.Categories), len(q.Categories) > 0)
-	add(pl.keyFilter([]string{keyCat}, v.Narrowing.Categories), len(v.Narrowing.Categories) > 0)
+	add(pl.keyFilter(keyType, q.Types), len(q.Types) > 0)
+	add(pl.keyFilter(keyCat, q.Categories), len(q.Categories) > 0)
+	add(pl.keyFilter(keyCat, v.Narrowing.Categories), len(v.Narrowing.Categories) > 0)
 	add(pl.areaFilter(q.Areas), len(q.Areas) > 0)
 	add(pl.areaFilter(v.Narrowing.Areas), len(v.Narrowing.Areas) > 0)
 	add(pl.organisationFilter(q.Organisations), len(q.Organisations) > 0)
@@ -115,8 +126,9 @@ func (pl servicePlan) keyArms(prefixes, values []string) []sqlCond {
 }
 
 // keyFilter is the filter that the service carries, for the audience, one of the keys prefix+value.
-func (pl servicePlan) keyFilter(prefixes, values []string) listFilter {
-	return listFilter{arms: pl.keyArms(prefixes, values), member: keyMember("p.public_id", prefixes[0], values, pl.bit), exact: true}
+func (pl servicePlan) keyFilter(prefix string, values []string) listFilter {
+	member := func(id string) sqlCond { return keyMember(id, prefix, values, pl.bit) }
+	return listFilter{arms: pl.keyArms([]string{prefix}, values), member: member, exact: true, rank: 2}
 }
 
 // areaFilter is the filter that the service lies in one of the areas as the audience sees it: its
@@ -124,14 +136,22 @@ func (pl servicePlan) keyFilter(prefixes, values []string) listFilter {
 // services whose catchment or whose view of their site names one (the site keys); a site key is a
 // candidate only, since the site's own key for the audience decides, as it always has.
 func (pl servicePlan) areaFilter(areas []string) listFilter {
-	own, site := keyMember("p.public_id", keyArea, areas, pl.bit), keyMember("r.location_id", keyArea, areas, pl.bit)
-	return listFilter{arms: pl.keyArms([]string{keyArea, keySite}, areas),
-		member: sqlCond{own.sql + " OR " + site.sql, append(own.args, site.args...)}, record: true}
+	// A service none of whose own keys names an area fails at once, before its record is read.
+	var keys []string
+	for _, a := range areas {
+		keys = append(keys, keyArea+a, keySite+a)
+	}
+	member := func(id string) sqlCond {
+		candidate := keyMember(id, "", keys, pl.bit)
+		own, site := keyMember(id, keyArea, areas, pl.bit), keyMember("r.location_id", keyArea, areas, pl.bit)
+		return and(candidate, sqlCond{own.sql + " OR " + site.sql, append(own.args, site.args...)})
+	}
+	return listFilter{arms: pl.keyArms([]string{keyArea, keySite}, areas), member: member, record: true, rank: 1}
 }
 
 // organisationFilter is the filter that the service belongs to one of the organisations.
 func (pl servicePlan) organisationFilter(orgs []string) listFilter {
-	f := listFilter{exact: true, record: true}
+	f := listFilter{exact: true, record: true, rank: 0}
 	for _, o := range orgs {
 		in := pl.bounds.on("public_id")
 		f.arms = append(f.arms, sqlCond{"SELECT public_id FROM records INDEXED BY records_organisation WHERE organisation_id = ? AND " +
@@ -141,7 +161,7 @@ func (pl servicePlan) organisationFilter(orgs []string) listFilter {
 	for i, o := range orgs {
 		args[i] = o
 	}
-	f.member = sqlCond{"r.organisation_id IN (" + placeholders(len(orgs)) + ")", args}
+	f.member = func(string) sqlCond { return sqlCond{"r.organisation_id IN (" + placeholders(len(orgs)) + ")", args} }
 	return f
 }
 
@@ -150,11 +170,12 @@ func (pl servicePlan) organisationFilter(orgs []string) listFilter {
 // its audience could see.
 func (pl servicePlan) sinceFilter(ms int64) listFilter {
 	bit := pl.bit
-	in := pl.bounds.on("public_id")
 	sin := pl.bounds.on("s.public_id")
-	// The partial indexes are used only where the query repeats their ranges as written.
+	// The partial indexes are used only where the query repeats their ranges as written. The
+	// services' views changed are in time order, not ID order: the cursor cannot bound their range,
+	// and the page leaves out those before it.
 	gather := sqlCond{`SELECT public_id FROM projections INDEXED BY projections_updated_service
-WHERE updated_ms >= ? AND public_id >= 'svc_' AND public_id < 'svc` + "`" + `' AND audiences & ? != 0 AND ` + in.sql + `
+WHERE updated_ms >= ? AND public_id >= 'svc_' AND public_id < 'svc` + "`" + `' AND audiences & ? != 0
 UNION ALL
 SELECT s.public_id FROM projections lp INDEXED BY projections_updated_location
 CROSS JOIN records s INDEXED BY records_location ON s.location_id = lp.public_id AND ` + sin.sql + `
@@ -164,15 +185,16 @@ SELECT s.public_id FROM projections op INDEXED BY projections_updated_organisati
 CROSS JOIN records s INDEXED BY records_organisation ON s.organisation_id = op.public_id AND ` + sin.sql + `
 WHERE op.updated_ms >= ? AND op.public_id >= 'org_' AND op.public_id < 'org` + "`" + `' AND op.audiences & ? != 0`, nil}
 	gather.args = append(gather.args, ms, bit)
-	gather.args = append(gather.args, in.args...)
 	gather.args = append(gather.args, sin.args...)
 	gather.args = append(gather.args, ms, bit)
 	gather.args = append(gather.args, sin.args...)
 	gather.args = append(gather.args, ms, bit)
-	return listFilter{gather: gather, exact: true, record: true, member: sqlCond{`max(p.updated_ms,
+	return listFilter{gather: gather, exact: true, record: true, rank: 3, member: func(string) sqlCond {
+		return sqlCond{`max(p.updated_ms,
     COALESCE((SELECT lp.updated_ms FROM projections lp INDEXED BY sqlite_autoindex_projections_1 WHERE lp.public_id = r.location_id AND lp.audiences & ? != 0), 0),
     COALESCE((SELECT op.updated_ms FROM projections op INDEXED BY sqlite_autoindex_projections_1 WHERE op.public_id = r.organisation_id AND op.audiences & ? != 0), 0)) >= ?`,
-		[]any{bit, bit, ms}}}
+			[]any{bit, bit, ms}}
+	}}
 }
 
 // keyMember is the condition that the record idExpr carries, for the audience bit, one of the keys
@@ -206,30 +228,35 @@ func union(arms []sqlCond, op string) sqlCond {
 	return sqlCond{strings.Join(parts, "\n"+op+"\n"), args}
 }
 
-// count returns the statement counting filter i's candidates after the cursor, up to listCap+1.
-func (pl servicePlan) count(i int) sqlCond {
+// count returns the statement counting filter i's candidates after the cursor, up to max.
+func (pl servicePlan) count(i, max int) sqlCond {
 	c := pl.filters[i].candidates()
-	return sqlCond{"SELECT count(*) FROM (SELECT 1 FROM (" + c.sql + ") LIMIT ?)", append(c.args, listCap+1)}
+	return sqlCond{"SELECT count(*) FROM (SELECT 1 FROM (" + c.sql + ") LIMIT ?)", append(c.args, max)}
 }
 
 // walk is the driver of a plan without a usable filter: the services' views.
 const walk = -1
 
-// page returns the page statement driven by filter driver, or by the services' views (walk).
+// page returns the page statement driven by filter driver, or by the services' views (walk). Driven
+// by a filter's arms, the other filters are checked on the candidate d and its record r before its
+// view p is read (SQLite tests a condition in the innermost loop it names), which most candidates
+// of a sparse combination fail.
 func (pl servicePlan) page(driver int) sqlCond {
+	id := "p.public_id"
+	if driver != walk && len(pl.filters[driver].arms) > 0 {
+		id = "d.public_id"
+	}
 	var members []sqlCond
+	join := ""
 	for i, f := range pl.filters {
 		if i != driver || !f.exact {
-			members = append(members, f.member)
+			members = append(members, f.member(id))
+			if f.record {
+				join = "\nCROSS JOIN records r INDEXED BY sqlite_autoindex_records_1 ON r.public_id = " + id
+			}
 		}
 	}
 	where := and(members...)
-	join := ""
-	for i, f := range pl.filters {
-		if f.record && (i != driver || !f.exact) {
-			join = "\nCROSS JOIN records r INDEXED BY sqlite_autoindex_records_1 ON r.public_id = p.public_id"
-		}
-	}
 	var q sqlCond
 	switch {
 	case driver == walk:
@@ -239,10 +266,11 @@ func (pl servicePlan) page(driver int) sqlCond {
 		q.args = append(append(in.args, pl.bit), where.args...)
 	case len(pl.filters[driver].arms) == 0:
 		// SQLite reads an IN list in order: the sorted list drives the page.
-		g := pl.filters[driver].gather
+		// The bounds' unary + keeps them from the primary key's search.
+		g, in := pl.filters[driver].gather, pl.bounds.on("+p.public_id")
 		q.sql = "SELECT p.public_id, p.body, p.etag\nFROM projections p INDEXED BY sqlite_autoindex_projections_1" + join +
-			"\nWHERE p.public_id IN (" + g.sql + ") AND p.audiences & ? != 0 AND (" + where.sql + ")\nORDER BY p.public_id LIMIT ?"
-		q.args = append(append(g.args, pl.bit), where.args...)
+			"\nWHERE p.public_id IN (" + g.sql + ") AND " + in.sql + " AND p.audiences & ? != 0 AND (" + where.sql + ")\nORDER BY p.public_id LIMIT ?"
+		q.args = append(append(append(g.args, in.args...), pl.bit), where.args...)
 	default:
 		// One arm is read in index order; several are merged in order (MERGE (UNION)), which also
 		// drops a service two keys find.
@@ -250,16 +278,16 @@ func (pl servicePlan) page(driver int) sqlCond {
 		if len(pl.filters[driver].arms) > 1 {
 			d.sql += "\nORDER BY 1"
 		}
-		q.sql = "SELECT d.public_id, p.body, p.etag\nFROM (" + d.sql + ") d\nCROSS JOIN projections p INDEXED BY sqlite_autoindex_projections_1 ON p.public_id = d.public_id AND p.audiences & ? != 0" +
-			join + "\nWHERE " + where.sql + "\nORDER BY d.public_id LIMIT ?"
+		q.sql = "SELECT d.public_id, p.body, p.etag\nFROM (" + d.sql + ") d" + join +
+			"\nCROSS JOIN projections p INDEXED BY sqlite_autoindex_projections_1 ON p.public_id = d.public_id AND p.audiences & ? != 0" +
+			"\nWHERE " + where.sql + "\nORDER BY d.public_id LIMIT ?"
 		q.args = append(append(d.args, pl.bit), where.args...)
 	}
 	q.args = append(q.args, pl.limit+1)
 	return q
 }
 
-// driver chooses the filter that drives the page: the one with fewest candidates after the cursor,
-// each counted up to listCap; among filters past it, the first with arms; the views when none has.
+// driver chooses the filter that drives the page (see the top of this file).
 func (d *Directory) driver(ctx context.Context, pl servicePlan) (int, error) {
 	switch {
 	case len(pl.filters) == 0:
@@ -267,21 +295,35 @@ func (d *Directory) driver(ctx context.Context, pl servicePlan) (int, error) {
 	case len(pl.filters) == 1 && len(pl.filters[0].arms) > 0:
 		return 0, nil
 	}
-	best, bestN := walk, listCap+2
-	for i, f := range pl.filters {
-		c := pl.count(i)
+	order := make([]int, len(pl.filters))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return pl.filters[a].rank - pl.filters[b].rank })
+	best, bestN := walk, countCap+1
+	for _, i := range order {
+		f := pl.filters[i]
+		max := bestN
+		if len(f.arms) == 0 {
+			max = min(max, gatherCap+1)
+		}
+		c := pl.count(i, max)
 		var n int
 		if err := d.readers.QueryRowContext(ctx, c.sql, c.args...).Scan(&n); err != nil {
 			return 0, fmt.Errorf("count candidates: %w", err)
 		}
-		if len(f.arms) == 0 && n > listCap {
-			continue // too many to gather
-		}
-		if n < bestN {
+		if n < max {
 			best, bestN = i, n
 		}
-		if n == 0 {
-			break // an empty page, found at once
+		if bestN == 0 {
+			return best, nil // an empty page, found at once
+		}
+	}
+	if best == walk {
+		for _, i := range order {
+			if len(pl.filters[i].arms) > 0 {
+				return i, nil
+			}
 		}
 	}
 	return best, nil
