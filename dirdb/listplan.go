@@ -29,8 +29,8 @@ import (
 //
 // With several filters the one with fewest candidates after the cursor drives, and the others are
 // checked on each candidate by primary-key lookups. Candidates are counted up to countCap, each
-// filter only up to the fewest counted so far; when every filter has more, the first with arms
-// drives. A page then reads about limit/f candidates, f the share of the driver's candidates that
+// filter only up to the fewest counted so far; when every filter has more, a type or category
+// drives if there is one, else an area. A page then reads about limit/f candidates, f the share of the driver's candidates that
 // meet the other filters: filters that each hold many services but few together (anti-correlated)
 // are the one case that reads many.
 
@@ -320,7 +320,9 @@ func (d *Directory) driver(ctx context.Context, pl servicePlan) (int, error) {
 		}
 	}
 	if best == walk {
-		for _, i := range order {
+		// Every filter holds more than countCap: a type or category drives rather than an area,
+		// which is often a whole state or country, and whose candidates need a second check.
+		for _, i := range slices.Backward(order) {
 			if len(pl.filters[i].arms) > 0 {
 				return i, nil
 			}
