@@ -35,13 +35,13 @@ import (
 // are the one case that reads many.
 
 // countCap bounds the candidates counted of a filter (a covering index range; about 0.3 µs a row).
-var countCap = 5000
+const countCap = 5000
 
 // gatherCap bounds the services an updatedSince filter gathers to drive a page. Past it the filter is
 // checked on each service instead, and a page reads about limit*services/gatherCap of them when
 // changes are spread over the service IDs (random): 2,000 bounds a page of 100 of 100,000 services
 // to about 5,000.
-var gatherCap = 2000
+const gatherCap = 2000
 
 // listFilter is one filter of the service list; every one must hold.
 type listFilter struct {
