@@ -8,8 +8,8 @@ import (
 )
 
 // listKey is a row of list_keys: a key a record is found by, and the audiences whose view carries it.
-// The keys are those of schema/directory/0002_list_keys.sql, which fills the table from published
-// views the same way (a test holds the two to the same result).
+// The keys are those of schema/directory/0002_list_keys.sql and, for site:, 0005_list_plans.sql, which
+// fill the table from published views the same way (a test holds them to the same result).
 type listKey struct {
 	key       string
 	audiences int64
@@ -18,6 +18,7 @@ type listKey struct {
 // Key prefixes of list_keys.
 const (
 	keyArea   = "area:"
+	keySite   = "site:"
 	keyType   = "type:"
 	keyCat    = "cat:"
 	keyActive = "active"
@@ -39,9 +40,15 @@ func keysOfView(v any) []string {
 	switch x := v.(type) {
 	case *dirsvc.ServiceView:
 		// A service's own area keys are its catchment; the areas of its site are the site's keys,
-		// which the lists join (seeing the site is what puts its areas in the service's view).
+		// which the lists join (seeing the site is what puts its areas in the service's view). The
+		// site keys repeat the site's areas on the service, as its view shows them, so the area
+		// filter walks one index in service order; they find candidates, and the lists still check
+		// the site's own keys.
 		for _, a := range x.Catchment {
 			out = append(out, keyArea+a)
+		}
+		for _, a := range x.Areas {
+			out = append(out, keySite+a)
 		}
 		out = append(out, keyType+x.Type.Code)
 		if x.CategoryCode != nil {

@@ -57,21 +57,30 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var backfill, times string
+	var backfill, sites, times string
 	for _, m := range migrations {
+		sql := m.SQL
 		if strings.Contains(m.Name, "list_keys") {
-			sql := m.SQL
 			backfill = sql[strings.Index(sql, "WITH v AS"):strings.Index(sql, "GROUP BY public_id, key;")] + "GROUP BY public_id, key"
 			times = sql[strings.Index(sql, "UPDATE projections SET updated_ms"):]
 		}
+		if strings.Contains(m.Name, "list_plans") {
+			sites = sql[strings.Index(sql, "INSERT INTO list_keys"):]
+		}
 	}
-	if backfill == "" {
-		t.Fatal("no list_keys migration")
+	if backfill == "" || sites == "" {
+		t.Fatal("no list_keys or list_plans migration")
+	}
+	if !strings.Contains(published, " site:") {
+		t.Fatalf("publishing wrote no site keys\n%.500s", published)
 	}
 	if _, err := d.writer.ExecContext(ctx, "DELETE FROM list_keys"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.writer.ExecContext(ctx, backfill); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.writer.ExecContext(ctx, sites); err != nil {
 		t.Fatal(err)
 	}
 	d.changed()

@@ -49,13 +49,7 @@ func hasKey(idExpr, prefix string, values []string, bit int64) sqlCond {
 	if len(values) == 0 {
 		return condTrue
 	}
-	args := make([]any, 0, len(values)+1)
-	for _, v := range values {
-		args = append(args, prefix+v)
-	}
-	args = append(args, bit)
-	return sqlCond{fmt.Sprintf("EXISTS (SELECT 1 FROM list_keys k WHERE k.public_id = %s AND k.key IN (%s) AND k.audiences & ? != 0)",
-		idExpr, placeholders(len(values))), args}
+	return keyMember(idExpr, prefix, values, bit)
 }
 
 // every is the condition that all of cs hold, and some that one does, written as sums so that
@@ -120,7 +114,7 @@ func serviceInPlace(idExpr string, n dirsvc.Narrowing, bit int64) sqlCond {
 // visible to the audience and meets cond (written on the alias x).
 func visibleRef(kind dirsvc.Kind, col, idExpr string, bit int64, cond sqlCond) sqlCond {
 	return sqlCond{fmt.Sprintf(`EXISTS (SELECT 1 FROM records x JOIN projections xp ON xp.public_id = x.public_id AND xp.audiences & ? != 0
-WHERE x.%s = %s AND x.kind = ? AND %s)`, col, idExpr, cond.sql), append([]any{bit, string(kind)}, cond.args...)}
+WHERE x.%s = %s AND x.kind = ? AND %s LIMIT 1)`, col, idExpr, cond.sql), append([]any{bit, string(kind)}, cond.args...)}
 }
 
 // inside is the condition that the record idExpr, of kind, is inside the viewer's narrowing:
@@ -168,8 +162,9 @@ func inside(kind dirsvc.Kind, idExpr string, v dirsvc.Viewer) sqlCond {
 // activeRole is the condition that the practitioner idExpr has a role, active and visible to the
 // audience, that meets cond (written on the alias ro).
 func activeRole(idExpr string, bit int64, cond sqlCond) sqlCond {
-	return sqlCond{fmt.Sprintf(`EXISTS (SELECT 1 FROM records ro JOIN list_keys ra ON ra.public_id = ro.public_id AND ra.key = '`+keyActive+`' AND ra.audiences & ? != 0
-WHERE ro.practitioner_id = %s AND ro.kind = 'role' AND %s)`, idExpr, cond.sql), append([]any{bit}, cond.args...)}
+	return sqlCond{fmt.Sprintf(`EXISTS (SELECT 1 FROM records ro INDEXED BY records_practitioner
+CROSS JOIN list_keys ra INDEXED BY sqlite_autoindex_list_keys_1 ON ra.public_id = ro.public_id AND ra.key = '`+keyActive+`' AND ra.audiences & ? != 0
+WHERE ro.practitioner_id = %s AND ro.kind = 'role' AND %s LIMIT 1)`, idExpr, cond.sql), append([]any{bit}, cond.args...)}
 }
 
 // insideNarrowing reports whether a record is inside the viewer's narrowing (always, for a viewer
@@ -201,28 +196,35 @@ func kindRange(col string, kind dirsvc.Kind) sqlCond {
 	return sqlCond{col + " >= ? AND " + col + " < ?", []any{p, upper}}
 }
 
-// listPage runs a page query of views: the records r of kind visible to the viewer after the public
-// ID after that meet cond and are inside the narrowing, in public-ID order, limit of them.
+// listPage runs a page query of views (viewsPage).
 func (d *Directory) listPage(ctx context.Context, v dirsvc.Viewer, kind dirsvc.Kind, after string, limit int, cond sqlCond) (dirsvc.Page, error) {
-	bit := audienceBit(v.Audience)
-	// One lower bound only: given two on the column, SQLite seeks by one and filters by the other,
-	// which read every record of the kind before the cursor.
-	bounds := kindRange("r.public_id", kind)
-	if after >= bounds.args[0].(string) {
-		bounds = sqlCond{"r.public_id > ? AND r.public_id < ?", []any{after, bounds.args[1]}}
-	}
-	where := and(bounds, cond, inside(kind, "r.public_id", v))
-	args := append([]any{bit}, where.args...)
-	args = append(args, limit+1)
 	d.gate.RLock()
 	defer d.gate.RUnlock()
-	rows, err := d.readers.QueryContext(ctx, `
-SELECT r.public_id, p.body, p.etag
-FROM records r JOIN projections p ON p.public_id = r.public_id AND p.audiences & ? != 0
-WHERE `+where.sql+`
-ORDER BY r.public_id LIMIT ?`, args...)
+	page, err := d.readPage(ctx, viewsPage(v, kind, after, limit, cond), limit)
 	if err != nil {
 		return dirsvc.Page{}, fmt.Errorf("list %ss: %w", kind, err)
+	}
+	return page, nil
+}
+
+// viewsPage returns the page query of the records of kind visible to the viewer after the public ID
+// after that meet cond (written on p.public_id) and are inside the narrowing, in public-ID order,
+// limit of them (and one more). It walks the kind's views in order (see listplan.go): the
+// practitioner list, whose condition most practitioners meet.
+func viewsPage(v dirsvc.Viewer, kind dirsvc.Kind, after string, limit int, cond sqlCond) sqlCond {
+	in := boundsOf(kind, after).on("p.public_id")
+	where := and(cond, inside(kind, "p.public_id", v))
+	q := sqlCond{"SELECT p.public_id, p.body, p.etag\nFROM projections p INDEXED BY sqlite_autoindex_projections_1\nWHERE " + in.sql +
+		" AND p.audiences & ? != 0 AND (" + where.sql + ")\nORDER BY p.public_id LIMIT ?", nil}
+	q.args = append(append(append(in.args, audienceBit(v.Audience)), where.args...), limit+1)
+	return q
+}
+
+// readPage runs the page statement q, which asks for limit+1 views.
+func (d *Directory) readPage(ctx context.Context, q sqlCond, limit int) (dirsvc.Page, error) {
+	rows, err := d.readers.QueryContext(ctx, q.sql, q.args...)
+	if err != nil {
+		return dirsvc.Page{}, err
 	}
 	defer rows.Close()
 	var page dirsvc.Page
@@ -242,34 +244,30 @@ ORDER BY r.public_id LIMIT ?`, args...)
 	return page, nil
 }
 
-// Services returns a page of the service list as the viewer sees it.
+// Services returns a page of the service list as the viewer sees it. A narrowing's areas and
+// categories are filters like the query's own (planServices).
 func (d *Directory) Services(ctx context.Context, v dirsvc.Viewer, q dirsvc.ServiceQuery) (dirsvc.Page, error) {
-	bit := audienceBit(v.Audience)
-	conds := []sqlCond{serviceInAreas("r.public_id", q.Areas, bit), hasKey("r.public_id", keyType, q.Types, bit),
-		hasKey("r.public_id", keyCat, q.Categories, bit)}
-	if len(q.Organisations) > 0 {
-		args := make([]any, len(q.Organisations))
-		for i, o := range q.Organisations {
-			args[i] = o
-		}
-		conds = append(conds, sqlCond{"r.organisation_id IN (" + placeholders(len(args)) + ")", args})
+	if !v.Narrowing.AllowsKind(dirsvc.KindService) {
+		return dirsvc.Page{}, nil
 	}
-	if !q.UpdatedSince.IsZero() {
-		// The service, its location or its organisation changed, as the viewer sees them, at or
-		// after the time: each view's head holds the time of the last change its audience could see
-		// (p is the service's view in listPage).
-		conds = append(conds, sqlCond{`max(p.updated_ms,
-    COALESCE((SELECT lp.updated_ms FROM projections lp WHERE lp.public_id = r.location_id AND lp.audiences & ? != 0), 0),
-    COALESCE((SELECT op.updated_ms FROM projections op WHERE op.public_id = r.organisation_id AND op.audiences & ? != 0), 0)) >= ?`,
-			[]any{bit, bit, ceilMilli(q.UpdatedSince)}})
+	pl := planServices(v, q)
+	d.gate.RLock()
+	defer d.gate.RUnlock()
+	driver, err := d.driver(ctx, pl)
+	if err != nil {
+		return dirsvc.Page{}, fmt.Errorf("list services: %w", err)
 	}
-	return d.listPage(ctx, v, dirsvc.KindService, q.After, q.Limit, and(conds...))
+	page, err := d.readPage(ctx, pl.page(driver), pl.limit)
+	if err != nil {
+		return dirsvc.Page{}, fmt.Errorf("list services: %w", err)
+	}
+	return page, nil
 }
 
 // Practitioners returns a page of the practitioners with an active role at a service the viewer can
 // see, as the viewer sees them (only those whose name the viewer may see have a view).
 func (d *Directory) Practitioners(ctx context.Context, v dirsvc.Viewer, after string, limit int) (dirsvc.Page, error) {
-	return d.listPage(ctx, v, dirsvc.KindPractitioner, after, limit, activeRole("r.public_id", audienceBit(v.Audience), condTrue))
+	return d.listPage(ctx, v, dirsvc.KindPractitioner, after, limit, activeRole("p.public_id", audienceBit(v.Audience), condTrue))
 }
 
 // maxIdentified bounds the records an identifier search returns.
@@ -281,7 +279,7 @@ func (d *Directory) Identified(ctx context.Context, v dirsvc.Viewer, system, val
 	bit := audienceBit(v.Audience)
 	d.gate.RLock()
 	rows, err := d.readers.QueryContext(ctx, `
-SELECT k.public_id FROM list_keys k
+SELECT k.public_id FROM list_keys k INDEXED BY list_keys_key
 WHERE k.key = ? AND k.audiences & ? != 0
 ORDER BY k.public_id LIMIT ?`, keyID+system+"|"+identifierValue(value), bit, maxIdentified)
 	if err != nil {
