@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -74,6 +75,9 @@ func openDirectory(ctx context.Context, s *Store, slug string, create bool) (*Di
 		}
 		return nil, err
 	}
+	if s.replica {
+		checkReplicaSchema(ctx, slug, r)
+	}
 	d := &Directory{slug: slug, store: s, readers: r, writer: w, cache: newViewCache(&s.cached)}
 	if d.records, err = openRecordReaders(ctx, r, hot); err != nil {
 		d.close()
@@ -89,6 +93,24 @@ func openDirectory(ctx context.Context, s *Store, slug string, create bool) (*Di
 		return nil, fmt.Errorf("open directory %q: %w", slug, err)
 	}
 	return d, nil
+}
+
+// checkReplicaSchema logs an error when an edge's copy of a directory has an older schema than this
+// binary's: edges never migrate a file (it changes only by replication), so an edge upgraded before
+// its primary reads a file made for older queries, and some of its lists fail until the primary is
+// upgraded too.
+func checkReplicaSchema(ctx context.Context, slug string, r *sql.DB) {
+	ms, err := schema.Migrations(schema.Directory)
+	var v int
+	if err == nil {
+		err = r.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	}
+	if err != nil {
+		slog.Error("read the schema version of a directory's copy", "directory", slug, "err", err)
+	} else if v < len(ms) {
+		slog.Error("this edge runs a newer version than its primary: some lists fail until the primary is upgraded (upgrade the primary first)",
+			"directory", slug, "schema", v, "wanted", len(ms))
+	}
 }
 
 // fresh drops what readers keep of the published file if any connection or process committed to it
