@@ -29,6 +29,7 @@ type Directory struct {
 	slug  string
 	store *Store
 	gate  sync.RWMutex
+	yield yielder     // the follower's signal to long reads (see yield.go)
 	watch *fileWatch  // directory.db
 	file  os.FileInfo // directory.db as opened: another process may drop it and make a new one
 

@@ -198,9 +198,11 @@ func kindRange(col string, kind dirsvc.Kind) sqlCond {
 
 // listPage runs a page query of views (viewsPage).
 func (d *Directory) listPage(ctx context.Context, v dirsvc.Viewer, kind dirsvc.Kind, after string, limit int, cond sqlCond) (dirsvc.Page, error) {
-	d.gate.RLock()
-	defer d.gate.RUnlock()
-	page, err := d.readPage(ctx, viewsPage(v, kind, after, limit, cond), limit)
+	var page dirsvc.Page
+	err := d.longRead(ctx, func(ctx context.Context) (err error) {
+		page, err = d.readPage(ctx, viewsPage(v, kind, after, limit, cond), limit)
+		return err
+	})
 	if err != nil {
 		return dirsvc.Page{}, fmt.Errorf("list %ss: %w", kind, err)
 	}
@@ -251,13 +253,15 @@ func (d *Directory) Services(ctx context.Context, v dirsvc.Viewer, q dirsvc.Serv
 		return dirsvc.Page{}, nil
 	}
 	pl := planServices(v, q)
-	d.gate.RLock()
-	defer d.gate.RUnlock()
-	driver, err := d.driver(ctx, pl)
-	if err != nil {
-		return dirsvc.Page{}, fmt.Errorf("list services: %w", err)
-	}
-	page, err := d.readPage(ctx, pl.page(driver), pl.limit)
+	var page dirsvc.Page
+	err := d.longRead(ctx, func(ctx context.Context) error {
+		driver, err := d.driver(ctx, pl)
+		if err != nil {
+			return err
+		}
+		page, err = d.readPage(ctx, pl.page(driver), pl.limit)
+		return err
+	})
 	if err != nil {
 		return dirsvc.Page{}, fmt.Errorf("list services: %w", err)
 	}
@@ -277,29 +281,28 @@ const maxIdentified = 100
 // sees them, the identifier value of system (a system URI or a type code such as abn).
 func (d *Directory) Identified(ctx context.Context, v dirsvc.Viewer, system, value string) ([]string, error) {
 	bit := audienceBit(v.Audience)
-	d.gate.RLock()
-	rows, err := d.readers.QueryContext(ctx, `
+	var ids []string
+	err := d.longRead(ctx, func(ctx context.Context) error {
+		ids = ids[:0]
+		rows, err := d.readers.QueryContext(ctx, `
 SELECT k.public_id FROM list_keys k INDEXED BY list_keys_key
 WHERE k.key = ? AND k.audiences & ? != 0
 ORDER BY k.public_id LIMIT ?`, keyID+system+"|"+identifierValue(value), bit, maxIdentified)
-	if err != nil {
-		d.gate.RUnlock()
-		return nil, fmt.Errorf("search identifiers: %w", err)
-	}
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			d.gate.RUnlock()
-			return nil, err
+		if err != nil {
+			return err
 		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	d.gate.RUnlock()
-	if err := rows.Err(); err != nil {
-		return nil, err
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("search identifiers: %w", err)
 	}
 	out := ids[:0]
 	for _, id := range ids {

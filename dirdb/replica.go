@@ -61,6 +61,8 @@ func (s *Store) Exclusive(ctx context.Context, slug string, fn func() error) err
 		defer s.mu.Unlock()
 		return fn()
 	}
+	d.yield.begin() // long reads give the gate up rather than hold the change back
+	defer d.yield.end()
 	d.gate.Lock()
 	defer d.gate.Unlock()
 	d.records.changed() // end the hot readers' transactions: they hold the file's shared lock

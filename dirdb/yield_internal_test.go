@@ -1,0 +1,65 @@
+package dirdb
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestAChangeDoesNotWaitForLongReads holds a long read open (one that runs until its context ends,
+// as an interrupted query does), and applies a change with Exclusive: the change goes through
+// without the read ending by itself, and the read runs again after it, on the changed file, and
+// succeeds.
+func TestAChangeDoesNotWaitForLongReads(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.CreateDirectory(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Import(ctx, parseForTest(t, b)); err != nil {
+		t.Fatal(err)
+	}
+
+	var applied atomic.Bool
+	var runs []bool // whether the change was applied when each run of the read started
+	started := make(chan struct{})
+	readDone := make(chan error)
+	go func() {
+		readDone <- d.longRead(ctx, func(ctx context.Context) error {
+			runs = append(runs, applied.Load())
+			if len(runs) == 1 {
+				close(started)
+				select { // a long query, interrupted only by its context
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(10 * time.Second): // never interrupted: the change waited for it
+					return nil
+				}
+			}
+			var n int
+			return d.readers.QueryRowContext(ctx, "SELECT count(*) FROM records").Scan(&n)
+		})
+	}()
+	<-started
+	if err := s.Exclusive(ctx, "small", func() error { applied.Store(true); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-readDone; err != nil {
+		t.Fatalf("the read that gave way: %v", err)
+	}
+	if len(runs) != 2 || runs[0] || !runs[1] {
+		t.Errorf("runs of the long read (change applied at each start): %v, want [false true]", runs)
+	}
+}
