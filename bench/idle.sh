@@ -23,15 +23,15 @@ done
 ulimit -n 65536 2>/dev/null || true
 token=bench-replication-token
 "$out/dirsvc" primary --data "$data" --replica-dir "$out/many-replica" --replication-token "$token" \
-  --addr 127.0.0.1:8093 2>"$out/many-primary.log" &
+  --base-url http://127.0.0.1:8093 --addr 127.0.0.1:8093 2>"$out/many-primary.log" &
 primary=$!
 trap 'kill $primary $edge 2>/dev/null || true' EXIT
 until curl -sf http://127.0.0.1:8093/healthz >/dev/null; do sleep 0.2; done
 start=$(date +%s.%N)
 "$out/dirsvc" edge --data "$out/many-edge" --primary http://127.0.0.1:8093 --replication-token "$token" \
-  --addr 127.0.0.1:8094 --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/many-edge.log" &
+  --base-url http://127.0.0.1:8093 --addr 127.0.0.1:8094 --metrics-addr 127.0.0.1:9094 --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/many-edge.log" &
 edge=$!
-until [ "$(curl -s http://127.0.0.1:8094/healthz | grep -o '"name"' | wc -l)" -ge "$n" ] && curl -sf http://127.0.0.1:8094/healthz >/dev/null; do sleep 0.5; done
+until [ "$(curl -s http://127.0.0.1:9094/healthz | grep -o '"name"' | wc -l)" -ge "$n" ] && curl -sf http://127.0.0.1:8094/healthz >/dev/null; do sleep 0.5; done
 echo "edge bootstrapped $n directories in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e-s}') s"
 
 tick=$(getconf CLK_TCK)
