@@ -81,7 +81,7 @@ func New(cfg Config) *Server {
 		cfg.AnonymousLimits = DefaultAnonymousLimits
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
-		anonymous: newLimiter[netip.Addr](), clients: newLimiter[clientLimitKey]()}
+		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited)}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}
