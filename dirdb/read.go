@@ -51,20 +51,20 @@ func (d *Directory) Record(ctx context.Context, publicID string, a dirsvc.Audien
 	key := viewKey{publicID, audienceBit(a)}
 	if v, ok := d.cache.get(key); ok {
 		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(a)
-		st.View = &dirsvc.Published{PublicID: publicID, Body: v.body, ETag: v.etag}
+		st.View = &dirsvc.Published{PublicID: publicID, Body: v.body, ETag: v.etag, Encoded: v.enc}
 		return st, nil
 	}
 	gen := d.stmts.views.gen.Load()
 	body, etag, ok, err := d.stmts.views.read(ctx, publicID, key.bit)
-	if ok && err == nil {
-		d.cache.put(key, cachedView{body, etag}, gen, &d.stmts.views.gen)
-	}
 	switch {
 	case err != nil:
 		return st, fmt.Errorf("read view of %s: %w", publicID, err)
 	case ok:
 		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(a)
 		st.View = &dirsvc.Published{PublicID: publicID, Body: body, ETag: etag}
+		if v := d.cache.put(key, &cachedView{body: body, etag: etag}, gen, &d.stmts.views.gen); v != nil {
+			st.View.Body, st.View.ETag, st.View.Encoded = v.body, v.etag, v.enc
+		}
 		return st, nil
 	}
 	err = d.stmts.record.QueryRowContext(ctx, publicID).Scan(&st.Kind, &st.State, &st.Survivor, &seen)

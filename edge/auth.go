@@ -146,8 +146,10 @@ func (w *shareableWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter
 // shareable reports whether an answer's Cache-Control lets shared caches keep it.
 func shareable(h http.Header) bool {
 	for _, v := range h[keyCacheControl] {
-		for _, d := range strings.Split(v, ",") {
-			if d = strings.ToLower(strings.TrimSpace(d)); d == "public" || strings.HasPrefix(d, "s-maxage") {
+		for v != "" {
+			var d string
+			d, v, _ = strings.Cut(v, ",")
+			if d = strings.TrimSpace(d); strings.EqualFold(d, "public") || len(d) >= 8 && strings.EqualFold(d[:8], "s-maxage") {
 				return true
 			}
 		}

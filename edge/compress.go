@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"strconv"
@@ -83,12 +84,65 @@ func negotiateEncoding(values []string) string {
 }
 
 // compressWriter compresses the body when the response turns out to be compressible: a 200 of a
-// text type with a known length of minCompress or more, not already encoded.
+// text type with a known length of minCompress or more, not already encoded. A handler that holds
+// its body's coded forms, or a place to keep them, offers them first (offerForms), and the writer
+// then sends the kept form instead of compressing again.
 type compressWriter struct {
 	http.ResponseWriter
 	encoding string
 	wrote    bool
 	enc      io.WriteCloser
+
+	forms    forms  // offered: where the coded forms of formsOf are kept
+	formsOf  []byte // the identity body they code
+	form     []byte // the coded body to send in place of what the handler writes
+	formSent bool
+}
+
+// forms keeps the coded forms of one body: dirsvc.Encoded beside a cached view, or a bodyCache
+// entry for a body composed at read time.
+type forms interface {
+	Form(coding string, encode func() []byte) []byte
+}
+
+// offerForms tells the compression layer, when w is it, that the body the handler is about to write
+// is body and its coded forms are kept by f, so it sends the kept form rather than compressing the
+// body again (the first request in a coding makes and keeps it). Call it before WriteHeader, and
+// then write exactly body.
+func offerForms(w http.ResponseWriter, f forms, body []byte) {
+	if cw, ok := w.(*compressWriter); ok && f != nil {
+		cw.forms, cw.formsOf = f, body
+	}
+}
+
+// encodeAll returns body coded by encoding ("br" or "gzip"), in a slice of its own length.
+func encodeAll(encoding string, body []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(body)/4 + 64)
+	var zw io.WriteCloser
+	switch encoding {
+	case "br":
+		bw := brotliWriters.Get().(*brotli.Writer)
+		defer brotliWriters.Put(bw)
+		bw.Reset(&buf)
+		zw = bw
+	case "gzip":
+		gw := gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(gw)
+		gw.Reset(&buf)
+		zw = gw
+	default:
+		return nil
+	}
+	zw.Write(body) // a bytes.Buffer does not fail
+	zw.Close()
+	switch e := zw.(type) {
+	case *brotli.Writer:
+		e.Reset(nil)
+	case *gzip.Writer:
+		e.Reset(nil)
+	}
+	return bytes.Clone(buf.Bytes())
 }
 
 func (cw *compressWriter) WriteHeader(status int) {
@@ -107,6 +161,14 @@ func (cw *compressWriter) WriteHeader(status int) {
 			h.Set("ETag", strings.TrimSuffix(tag, `"`)+"-"+cw.encoding+`"`)
 		}
 		h.Del("Content-Length")
+	}
+	if coded && status == http.StatusOK && cw.forms != nil && len(cw.formsOf) == n {
+		if cw.form = cw.forms.Form(cw.encoding, func() []byte { return encodeAll(cw.encoding, cw.formsOf) }); cw.form != nil {
+			h.Set("Content-Encoding", cw.encoding)
+			h.Set("Content-Length", strconv.Itoa(len(cw.form)))
+			cw.ResponseWriter.WriteHeader(status)
+			return
+		}
 	}
 	if coded && status == http.StatusOK {
 		h.Set("Content-Encoding", cw.encoding)
@@ -127,6 +189,16 @@ func (cw *compressWriter) WriteHeader(status int) {
 func (cw *compressWriter) Write(b []byte) (int, error) {
 	if !cw.wrote {
 		cw.WriteHeader(http.StatusOK)
+	}
+	if cw.form != nil {
+		// The handler writes the body the form codes (offerForms); the form goes out once instead.
+		if !cw.formSent {
+			cw.formSent = true
+			if _, err := cw.ResponseWriter.Write(cw.form); err != nil {
+				return 0, err
+			}
+		}
+		return len(b), nil
 	}
 	if cw.enc != nil {
 		return cw.enc.Write(b)

@@ -2,9 +2,9 @@ package edge_test
 
 import (
 	"fmt"
-	"strings"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"

@@ -60,6 +60,7 @@ type Server struct {
 	anonymous *limiter[netip.Addr]
 	clients   *limiter[clientLimitKey]
 	tokens    tokenCache
+	bodies    *bodyCache   // coded forms of bodies composed at read time
 	vouch     string       // on a primary with a replication token, the credential edges vouch with
 	forward   http.Handler // on an edge, what sends a request to the primary; nil elsewhere
 	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
@@ -81,7 +82,8 @@ func New(cfg Config) *Server {
 		cfg.AnonymousLimits = DefaultAnonymousLimits
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
-		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited)}
+		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited),
+		bodies: newBodyCache()}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}
