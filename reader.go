@@ -11,6 +11,8 @@ type Published struct {
 	PublicID string
 	Body     []byte
 	ETag     string
+	// Encoded keeps the body's coded forms beside it where a cache keeps the view; nil otherwise.
+	Encoded *Encoded
 }
 
 // RecordStatus is what a read of one record needs to answer 200, 301, 404 or 410 for one audience.

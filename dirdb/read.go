@@ -44,15 +44,15 @@ func (d *Directory) Record(ctx context.Context, publicID string, v dirsvc.Viewer
 	key := viewKey{publicID, audienceBit(v.Audience)}
 	in := inside(dirsvc.KindOfID(publicID), "q0.id", v)
 	plain := in.sql == condTrue.sql
-	visible := func(body []byte, etag string) (dirsvc.RecordStatus, error) {
+	visible := func(cv *cachedView) (dirsvc.RecordStatus, error) {
 		st.Kind, st.State, st.SeenBy = dirsvc.KindOfID(publicID), dirsvc.StateLive, dirsvc.AudiencesOf(v.Audience)
-		st.View = &dirsvc.Published{PublicID: publicID, Body: body, ETag: etag}
+		st.View = &dirsvc.Published{PublicID: publicID, Body: cv.body, ETag: cv.etag, Encoded: cv.enc}
 		return st, nil
 	}
 	query := plainRecordQuery
 	if plain {
 		if cv, ok := d.cache.get(key); ok {
-			return visible(cv.body, cv.etag)
+			return visible(cv)
 		}
 	} else {
 		query = recordQuery(in)
@@ -72,10 +72,13 @@ func (d *Directory) Record(ctx context.Context, publicID string, v dirsvc.Viewer
 		return st, dirsvc.ErrNotFound
 	case body != nil:
 		etag, _ := row[1].(string)
-		if plain {
-			d.cache.put(key, cachedView{body, etag}, gen, &d.records.gen)
+		cv := &cachedView{body: body, etag: etag}
+		if plain { // the view kept, or the one another read kept first
+			if kept := d.cache.put(key, cv, gen, &d.records.gen); kept != nil {
+				cv = kept
+			}
 		}
-		return visible(body, etag)
+		return visible(cv)
 	}
 	state, _ := row[3].(string)
 	seen, _ := row[5].(int64)

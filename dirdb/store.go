@@ -33,7 +33,7 @@ type Store struct {
 	mu   sync.Mutex
 	dirs map[string]*dirEntry
 
-	cached atomic.Int64 // bytes of views the directories keep in memory (viewCache)
+	cached cacheAccount // memory of the views the directories keep (viewCache)
 	keys   keyCache     // public token keys
 }
 
@@ -64,6 +64,7 @@ func open(ctx context.Context, root string, replica bool) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{root: root, platform: p, replica: replica, dirs: map[string]*dirEntry{}}
+	s.cached.budget.Store(DefaultViewCacheBudget)
 	if s.pwatch, err = newFileWatch(filepath.Join(root, "platform.db")); err != nil {
 		p.Close()
 		return nil, err
@@ -74,6 +75,11 @@ func open(ctx context.Context, root string, replica bool) (*Store, error) {
 	}
 	return s, nil
 }
+
+// SetViewCacheBudget sets the bytes of heap the views its directories keep in memory may take, all
+// directories together (DefaultViewCacheBudget until set). A smaller budget takes effect as views
+// are next kept; 0 keeps none.
+func (s *Store) SetViewCacheBudget(n int64) { s.cached.budget.Store(max(n, 0)) }
 
 // fresh drops what the store keeps of the platform file if any connection or process committed to
 // it since the last look: the public keys, the directories' descriptions (they carry the platform's

@@ -108,8 +108,53 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok.AccessToken))
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(&shareableWriter{ResponseWriter: w}, r)
 	})
+}
+
+// shareableWriter takes the RateLimit header off an answer that shared caches may keep
+// (Cache-Control public: anonymous reads): such a copy is served to every client behind the cache,
+// and RateLimit tells one client where it stands. RateLimit-Policy stays: for anonymous callers it
+// is the same for every client. Answers to clients are private and keep both; so do refusals (429,
+// never stored), which also carry Retry-After.
+type shareableWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *shareableWriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		h := w.ResponseWriter.Header()
+		if shareable(h) {
+			delete(h, keyRateLimit)
+		}
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *shareableWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *shareableWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// shareable reports whether an answer's Cache-Control lets shared caches keep it.
+func shareable(h http.Header) bool {
+	for _, v := range h[keyCacheControl] {
+		for v != "" {
+			var d string
+			d, v, _ = strings.Cut(v, ",")
+			if d = strings.TrimSpace(d); strings.EqualFold(d, "public") || len(d) >= 8 && strings.EqualFold(d[:8], "s-maxage") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func policyOf(l Limits) string {

@@ -139,3 +139,61 @@ func BenchmarkNotFoundPaths(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCodedViewHit measures the handler alone reading one cached stored view over 1 KB in each
+// coding, identity, br and gzip, in b.N interleaved rounds of 2,000 reads each, and reports the cost
+// and allocations of a read in each and the cost of a coded read against an identity one
+// (br/identity, gzip/identity), the ratio the query-cost issue names. Every coded answer is checked
+// to be coded.
+func BenchmarkCodedViewHit(b *testing.B) {
+	benchmarkCodings(b, "/v1/d/small/services/svc_big?view=brief")
+}
+
+// BenchmarkCodedListHit is BenchmarkCodedViewHit for a page of the service list, composed at read
+// time (its coded forms are kept by the hash of its body).
+func BenchmarkCodedListHit(b *testing.B) {
+	benchmarkCodings(b, "/v1/d/small/services")
+}
+
+func benchmarkCodings(b *testing.B, path string) {
+	s := newTestServer(b, withBigService(b))
+	h := edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(), AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}})
+	codings := []string{"identity", "br", "gzip"}
+	// measure returns the wall time and allocations per request of n reads in coding.
+	measure := func(coding string, n int) (time.Duration, float64) {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Accept-Encoding", coding)
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		start := time.Now()
+		for range n {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusOK || (coding != "identity") != (w.Header().Get("Content-Encoding") == coding) {
+				b.Fatalf("%s: %d %q", coding, w.Code, w.Header().Get("Content-Encoding"))
+			}
+		}
+		elapsed := time.Since(start)
+		runtime.ReadMemStats(&after)
+		return elapsed / time.Duration(n), float64(after.Mallocs-before.Mallocs) / float64(n)
+	}
+	for _, c := range codings {
+		measure(c, 100) // warm the view cache and the kept forms
+	}
+	total := map[string]time.Duration{}
+	allocs := map[string]float64{}
+	b.ResetTimer()
+	for range b.N {
+		for _, c := range codings {
+			d, a := measure(c, 2000)
+			total[c] += d
+			allocs[c] = a
+		}
+	}
+	for _, c := range codings {
+		b.ReportMetric(float64(total[c])/float64(b.N), c+"-ns/req")
+		b.ReportMetric(allocs[c], c+"-allocs/req")
+	}
+	b.ReportMetric(float64(total["br"])/float64(total["identity"]), "br/identity")
+	b.ReportMetric(float64(total["gzip"])/float64(total["identity"]), "gzip/identity")
+}

@@ -95,5 +95,6 @@ func (s *Server) handleGetLeadership(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.writeView(w, r, rd, body, bodyETag(body), false)
+	etag, f := s.composed(body)
+	s.writeView(w, r, rd, body, etag, f, false)
 }

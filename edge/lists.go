@@ -137,15 +137,15 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, a dirsvc.Audi
 	s.writeJSON(w, r, a, buf.Bytes())
 }
 
-// writeJSON writes a projected JSON body for audience a with the caching of a read.
+// writeJSON writes a projected JSON body for audience a with the caching of a read. Its entity tag
+// is the hash of the body, so a client or cache that holds the same bytes, of the same directory
+// state, query and audience, gets 304 to If-None-Match, and the body's coded forms are kept by the
+// same hash.
 func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, body []byte) {
-	h := w.Header()
 	setAudience(w, a)
 	s.cacheFor(w, r)
-	h[keyContentType] = contentTypeJSON
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	etag, f := s.composed(body)
+	writeTagged(w, r, body, etag, f)
 }
 
 func (s *Server) handleListServices(w http.ResponseWriter, r *http.Request) {

@@ -19,11 +19,32 @@ var DefaultAnonymousLimits = Limits{PerMinute: 60, PerDay: 10_000}
 
 // limiter keeps a minute bucket and a day bucket per caller, behind one lock: per client address for
 // anonymous callers, per client and directory for partner clients.
+//
+// Its table is bounded: it holds at most maxLimited callers (about 200 bytes each, so some 20 MB),
+// and a new caller past that takes the place of the one seen least recently. A forgotten caller
+// starts again with full buckets, so the bound costs exactness only to a caller that more than
+// maxLimited others came between two requests of: a client spraying addresses pushes out its own
+// addresses, not the clients that keep asking. Callers whose buckets are full again (equal to new
+// ones) are forgotten every sweepEvery, which costs nothing.
 type limiter[K comparable] struct {
 	mu    sync.Mutex
-	byKey map[K]*buckets
+	index map[K]int32 // into slots
+	slots []slot[K]   // a ring of the callers, most recently seen at head; free slots chained by next
+	head  int32       // most recently seen, or -1
+	free  int32       // first free slot, or -1
+	max   int
 	swept time.Time
 }
+
+// slot is a caller's buckets and its place in the recency list.
+type slot[K comparable] struct {
+	key        K
+	b          buckets
+	prev, next int32
+}
+
+// maxLimited bounds the callers a limiter keeps (see limiter).
+const maxLimited = 100_000
 
 type buckets struct{ minute, day bucket }
 
@@ -64,7 +85,77 @@ func (b *bucket) untilFull() time.Duration {
 // bounds the memory of many passing clients.
 const sweepEvery = time.Minute
 
-func newLimiter[K comparable]() *limiter[K] { return &limiter[K]{byKey: map[K]*buckets{}} }
+func newLimiter[K comparable](max int) *limiter[K] {
+	return &limiter[K]{index: map[K]int32{}, head: -1, free: -1, max: max}
+}
+
+// len returns how many callers the limiter keeps.
+func (l *limiter[K]) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.index)
+}
+
+// lookup returns the buckets of key, made new (and the least recently seen caller forgotten when
+// the table is full) if it has none, and makes key the most recently seen.
+func (l *limiter[K]) lookup(key K, lim Limits, now time.Time) *buckets {
+	if i, ok := l.index[key]; ok {
+		l.unlink(i)
+		l.pushFront(i)
+		return &l.slots[i].b
+	}
+	var i int32
+	switch {
+	case l.free >= 0:
+		i, l.free = l.free, l.slots[l.free].next
+	case len(l.slots) < l.max:
+		l.slots = append(l.slots, slot[K]{})
+		i = int32(len(l.slots) - 1)
+	default:
+		i = l.slots[l.head].prev // the tail: least recently seen
+		l.unlink(i)
+		delete(l.index, l.slots[i].key)
+	}
+	l.slots[i].key = key
+	l.slots[i].b = buckets{minute: newBucket(lim.PerMinute, time.Minute, now), day: newBucket(lim.PerDay, 24*time.Hour, now)}
+	l.index[key] = i
+	l.pushFront(i)
+	return &l.slots[i].b
+}
+
+func (l *limiter[K]) unlink(i int32) {
+	s := &l.slots[i]
+	if s.next == i { // the only one
+		l.head = -1
+		return
+	}
+	l.slots[s.prev].next, l.slots[s.next].prev = s.next, s.prev
+	if l.head == i {
+		l.head = s.next
+	}
+}
+
+func (l *limiter[K]) pushFront(i int32) {
+	s := &l.slots[i]
+	if l.head < 0 {
+		s.prev, s.next, l.head = i, i, i
+		return
+	}
+	h := &l.slots[l.head]
+	s.prev, s.next = h.prev, l.head
+	l.slots[h.prev].next = i
+	h.prev = i
+	l.head = i
+}
+
+// forget removes the caller in slot i and chains the slot as free.
+func (l *limiter[K]) forget(i int32) {
+	l.unlink(i)
+	delete(l.index, l.slots[i].key)
+	var zero K
+	l.slots[i] = slot[K]{key: zero, next: l.free}
+	l.free = i
+}
 
 // resize gives the bucket a new size (a grant's limit changed), keeping the tokens it has up to it.
 func (b *bucket) resize(size int, per time.Duration) {
@@ -90,11 +181,7 @@ func (l *limiter[K]) take(key K, lim Limits, now time.Time) decision {
 	if now.Sub(l.swept) >= sweepEvery {
 		l.sweep(now)
 	}
-	b, ok := l.byKey[key]
-	if !ok {
-		b = &buckets{minute: newBucket(lim.PerMinute, time.Minute, now), day: newBucket(lim.PerDay, 24*time.Hour, now)}
-		l.byKey[key] = b
-	}
+	b := l.lookup(key, lim, now)
 	b.minute.resize(lim.PerMinute, time.Minute)
 	b.day.resize(lim.PerDay, 24*time.Hour)
 	b.minute.refill(now)
@@ -112,11 +199,12 @@ func (l *limiter[K]) take(key K, lim Limits, now time.Time) decision {
 }
 
 func (l *limiter[K]) sweep(now time.Time) {
-	for k, b := range l.byKey {
+	for _, i := range l.index {
+		b := &l.slots[i].b
 		b.minute.refill(now)
 		b.day.refill(now)
 		if b.minute.tokens >= b.minute.size && b.day.tokens >= b.day.size {
-			delete(l.byKey, k)
+			l.forget(i)
 		}
 	}
 	l.swept = now

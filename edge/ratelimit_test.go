@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/edge"
 )
 
@@ -46,8 +48,8 @@ func TestAnonymousLimitHoldsExactlyAtTheBoundary(t *testing.T) {
 		t.Errorf("RateLimit-Policy %q", got)
 	}
 	c.Add(time.Second) // one token back
-	if r := s.get(t, "/v1/d/small/services/svc_gp?view=brief"); r.status != http.StatusOK || r.header.Get("RateLimit") != `"minute";r=0;t=60` {
-		t.Fatalf("after a second: %d RateLimit %q", r.status, r.header.Get("RateLimit"))
+	if r := s.get(t, "/v1/d/small/services/svc_gp?view=brief"); r.status != http.StatusOK {
+		t.Fatalf("after a second: %d", r.status)
 	}
 	if r := s.get(t, "/v1/d/small/services/svc_gp"); r.status != http.StatusTooManyRequests {
 		t.Fatalf("the token came back once only: %d", r.status)
@@ -110,5 +112,50 @@ func TestClientAddressHeaderIsIgnoredUnlessTrusted(t *testing.T) {
 		if want := i < 2; (r.status == http.StatusOK) != want {
 			t.Fatalf("request %d claiming %s: %d; a client must not choose its own address", i+1, addr, r.status)
 		}
+	}
+}
+
+// TestSharedAnswersCarryNoPerClientHeader checks that an answer a shared cache may keep and serve to
+// everyone behind it says nothing of the one client that caused it: no RateLimit (its remaining
+// requests), while the anonymous RateLimit-Policy, the same for every client, stays. Answers to a
+// client are private and say where it stands; so does a refusal, with Retry-After.
+func TestSharedAnswersCarryNoPerClientHeader(t *testing.T) {
+	c := newClock()
+	s := limitedServer(t, c, edge.Limits{PerMinute: 20, PerDay: 100}, "")
+	const policy = `"minute";q=20;w=60, "day";q=100;w=86400`
+	for _, p := range []string{
+		"/v1/d/small/services/svc_gp",            // a page
+		"/v1/d/small/services/svc_gp?view=brief", // a stored view
+		"/v1/d/small/services",                   // a list
+		"/v1/d/small/services/svc_doesnotexist",  // a 404 caches keep too
+		"/v1/d/small/developers",
+	} {
+		r := s.get(t, p)
+		if !strings.Contains(r.header.Get("Cache-Control"), "public") {
+			t.Fatalf("%s: %d with Cache-Control %q, want a public answer", p, r.status, r.header.Get("Cache-Control"))
+		}
+		if got := r.header.Values("RateLimit"); len(got) > 0 {
+			t.Errorf("%s: a shareable answer carries RateLimit %q", p, got)
+		}
+		if got := r.header.Get("RateLimit-Policy"); got != policy {
+			t.Errorf("%s: RateLimit-Policy %q, want %q", p, got, policy)
+		}
+		if nm := s.get(t, p, "If-None-Match", r.header.Get("ETag")); r.header.Get("ETag") != "" && len(nm.header.Values("RateLimit")) > 0 {
+			t.Errorf("%s: a 304 to a shareable answer carries RateLimit %q", p, nm.header.Values("RateLimit"))
+		}
+	}
+	tok := token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read", issued: c.Now(),
+		limit: dirsvc.RateLimit{PerMinute: 5, PerDay: 100}})
+	r := s.get(t, "/v1/d/small/services/svc_gp", "Authorization", "Bearer "+tok)
+	if r.status != http.StatusOK || r.header.Get("Cache-Control") != "private, no-store" || r.header.Get("RateLimit") != `"minute";r=4;t=12` {
+		t.Errorf("a client's answer: %d, Cache-Control %q, RateLimit %q", r.status, r.header.Get("Cache-Control"), r.header.Get("RateLimit"))
+	}
+	for range 20 {
+		r = s.get(t, "/v1/d/small/services/svc_gp")
+	}
+	if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") == "" || r.header.Get("RateLimit") == "" ||
+		r.header.Get("Cache-Control") != "no-store" {
+		t.Errorf("a refusal: %d, Retry-After %q, RateLimit %q, Cache-Control %q", r.status, r.header.Get("Retry-After"),
+			r.header.Get("RateLimit"), r.header.Get("Cache-Control"))
 	}
 }

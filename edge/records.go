@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -240,6 +239,10 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 	}
 	v := rd.status.View
 	body, etag, addresses := v.Body, v.ETag, rt.briefAddresses(v.Body)
+	var f forms
+	if v.Encoded != nil {
+		f = v.Encoded
+	}
 	if !rd.brief {
 		page, pageAddresses, err := rt.page(s, r.Context(), rd)
 		if err != nil {
@@ -250,7 +253,8 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 			s.error(w, r, err)
 			return
 		}
-		etag, addresses = bodyETag(body), pageAddresses
+		etag, f = s.composed(body)
+		addresses = pageAddresses
 	}
 	if rt.kind == dirsvc.KindOrganisation {
 		leaders, err := s.leadershipOf(r, rd, v.PublicID)
@@ -260,17 +264,18 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 		}
 		if leaders != nil {
 			body = withMember(body, "leadership", leaders)
-			etag = bodyETag(body)
+			etag, f = s.composed(body)
 		}
 	}
 	s.cacheTags(w, r, v.PublicID)
-	s.writeView(w, r, rd, body, etag, addresses)
+	s.writeView(w, r, rd, body, etag, f, addresses)
 }
 
-// bodyETag returns the entity tag of a body composed at read time.
-func bodyETag(body []byte) string {
+// composed returns the entity tag of a body composed at read time, and where its coded forms are
+// kept.
+func (s *Server) composed(body []byte) (etag string, f forms) {
 	sum := sha256.Sum256(body)
-	return `"` + hex.EncodeToString(sum[:12]) + `"`
+	return etagOf(sum), s.bodies.forms(sum)
 }
 
 // withMember returns the JSON object body with one more member, name, holding the JSON value. Only
@@ -286,13 +291,20 @@ func withMember(body []byte, name string, value []byte) []byte {
 
 // writeView writes a projected body with the headers of a record read: audience, attribution when it
 // carries addresses, entity tag (answering 304 to a matching If-None-Match) and caching.
-func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, body []byte, etag string, addresses bool) {
+func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, body []byte, etag string, f forms, addresses bool) {
 	h := w.Header()
 	setAudience(w, rd.aud())
 	if addresses && rd.info.Attribution != "" {
 		h.Set("X-DIR-Attribution", rd.info.Attribution)
 	}
 	s.cacheFor(w, r)
+	writeTagged(w, r, body, etag, f)
+}
+
+// writeTagged writes a JSON body with its entity tag, answering 304 to a matching If-None-Match, and
+// offers the compression layer the body's kept coded forms (f, which may be nil).
+func writeTagged(w http.ResponseWriter, r *http.Request, body []byte, etag string, f forms) {
+	h := w.Header()
 	h.Set("ETag", etag)
 	// The representation's headers go on a 304 too, so the compression layer gives it the entity tag
 	// the 200 would carry.
@@ -302,6 +314,7 @@ func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, 
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
+	offerForms(w, f, body)
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
 }

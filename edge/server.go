@@ -63,6 +63,7 @@ type Server struct {
 	clients   *limiter[clientLimitKey]
 	tokens    tokenCache
 	admit     *admission
+	bodies    *bodyCache   // coded forms of bodies composed at read time
 	vouch     string       // on a primary with a replication token, the credential edges vouch with
 	forward   http.Handler // on an edge, what sends a request to the primary; nil elsewhere
 	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
@@ -84,7 +85,8 @@ func New(cfg Config) *Server {
 		cfg.AnonymousLimits = DefaultAnonymousLimits
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
-		anonymous: newLimiter[netip.Addr](), clients: newLimiter[clientLimitKey](), admit: newAdmission(cfg.Admission)}
+		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited),
+		bodies: newBodyCache(), admit: newAdmission(cfg.Admission)}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}

@@ -44,6 +44,10 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	if *maxLag <= 0 || *readWait <= 0 {
 		return errors.New("--max-lag and --read-wait must be positive")
 	}
+	_, viewCache, err := memorySettings(m.Log, *hf.memoryLimit)
+	if err != nil {
+		return err
+	}
 	var storage *replicate.S3
 	if *tf.bucket != "" {
 		t, err := tf.target()
@@ -69,6 +73,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
+	store.SetViewCacheBudget(viewCache)
 	follower, err := replicate.NewFollower(replicate.FollowConfig{Data: m.Data, Primary: u.String(), Token: *token, BaseURL: cfg.BaseURL,
 		Host: store, Storage: storage, MaxLag: *maxLag, Log: m.Log})
 	if err != nil {

@@ -67,6 +67,10 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			return err
 		}
 	}
+	_, viewCache, err := memorySettings(m.Log, *hf.memoryLimit)
+	if err != nil {
+		return err
+	}
 	// Bind first, so a bad address fails before any work; serve only once the data is ready.
 	ln, err := net.Listen("tcp", m.Addr)
 	if err != nil {
@@ -90,6 +94,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if err != nil {
 		return err
 	}
+	store.SetViewCacheBudget(viewCache)
 	storeOpen := true
 	closeStore := func() {
 		if storeOpen {
@@ -184,8 +189,8 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 
 // httpFlags are the flags of every mode that serves the API.
 type httpFlags struct {
-	baseURL, ipHeader, metricsAddr *string
-	perMinute, perDay              *int
+	baseURL, ipHeader, metricsAddr, memoryLimit *string
+	perMinute, perDay                           *int
 }
 
 func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
@@ -194,6 +199,7 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 		ipHeader:    fs.String("client-ip-header", envOr("DIRSVC_CLIENT_IP_HEADER", ""), "header in which a trusted proxy in front names the client's address, e.g. Fly-Client-IP ($DIRSVC_CLIENT_IP_HEADER); set it only behind such a proxy"),
 		perMinute:   fs.Int("anonymous-per-minute", envInt("DIRSVC_ANONYMOUS_PER_MINUTE", edge.DefaultAnonymousLimits.PerMinute), "requests a minute per anonymous client address"),
 		perDay:      fs.Int("anonymous-per-day", envInt("DIRSVC_ANONYMOUS_PER_DAY", edge.DefaultAnonymousLimits.PerDay), "requests a day per anonymous client address"),
+		memoryLimit: fs.String("memory-limit", envOr("DIRSVC_MEMORY_LIMIT", ""), "soft memory limit of the Go runtime, e.g. 1536MiB or 2GB ($DIRSVC_MEMORY_LIMIT); GOMEMLIMIT in the environment wins; default 80% of the cgroup's memory limit, else of physical memory. The view cache takes a quarter of it, at most 256 MiB"),
 		metricsAddr: fs.String("metrics-addr", envOr("DIRSVC_METRICS_ADDR", ""), "private address of Prometheus metrics (/metrics) and the full health report (/healthz), e.g. 127.0.0.1:9090 ($DIRSVC_METRICS_ADDR)"),
 	}
 }

@@ -367,10 +367,10 @@ func recordHeaders(overrides ...string) map[string]string {
 	return h
 }
 
-// listHeaders are the headers of a list page; overrides replace them ("" removes one).
+// listHeaders are the headers of a list page, the same as a record's; overrides replace them ("" removes
+// one).
 func listHeaders(overrides ...string) map[string]string {
-	h := recordHeaders(append([]string{"ETag", ""}, overrides...)...)
-	return h
+	return recordHeaders(overrides...)
 }
 
 func problemHeaders() map[string]string {
@@ -581,6 +581,9 @@ func TestCheckerCatchesProblems(t *testing.T) {
 			want: []string{"PractitionerView", "bio"}},
 		{name: "service list", target: "/v1/d/demo/services?limit=1",
 			resp: response{200, listHeaders(), `{"items":[` + jsonWithout(t, serviceView()) + `],"limit":1,"nextCursor":"c3ZjX3h8YWJj"}`}},
+		{name: "service list without its entity tag", target: "/v1/d/demo/services",
+			resp: response{200, listHeaders("ETag", ""), `{"items":[],"limit":50,"nextCursor":null}`},
+			want: []string{"missing required header ETag"}},
 		{name: "service list without nextCursor", target: "/v1/d/demo/services",
 			resp: response{200, listHeaders(), `{"items":[],"limit":50}`},
 			want: []string{"nextCursor"}},
