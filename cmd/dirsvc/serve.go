@@ -36,7 +36,14 @@ func (m *Main) primaryMode(ctx context.Context, args []string) error {
 
 // run serves the data folder; mode "primary" also replicates it.
 func (m *Main) run(ctx context.Context, mode string, args []string) error {
-	fs := m.flags(mode)
+	synopsis := "[--data DIR] [--addr HOST:PORT] [flags]\n\nServes the data folder (primary and edge in one process); loads the demo directories into an empty one."
+	if mode == "primary" {
+		synopsis = "--replica-dir DIR | --s3-bucket B --base-url URL [--replication-token T] [flags]\n\n" +
+			"Serves the data folder and replicates every file of it continuously; an empty data folder is first restored."
+	}
+	fs := m.command(mode, synopsis)
+	m.dataFlag(fs)
+	m.addrFlag(fs)
 	var (
 		tf            *targetFlags
 		repToken      *string
@@ -54,7 +61,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	acceptNewKey := fs.Bool("accept-new-server-key", envBool("DIRSVC_ACCEPT_NEW_SERVER_KEY"), acceptNewKeyUsage)
 	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", random, at least 16 characters, e.g. from openssl rand -base64 32 ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
 	hf := addHTTPFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	if *adminToken != "" {
