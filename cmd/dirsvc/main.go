@@ -5,13 +5,18 @@
 //	dirsvc primary [--replica-dir DIR] [--s3-bucket B ...] [--replication-token T]   the writer
 //	dirsvc edge    --primary URL --replication-token T [--s3-bucket B ...]           a read edge
 //	dirsvc import  [--data DIR] FILE...              load whole directories (NDJSON)
+//	dirsvc republish [--data DIR] [SLUG...]          publish directories again from their canonical records
 //	dirsvc gen     [--services N] [--seed S] [--slug SLUG] [--country AU|NZ] [--out FILE]
-//	dirsvc record  [--data DIR] OPERATION ...        lifecycle operations (see dirsvc record -h)
+//	dirsvc record  [--data DIR] --dir SLUG OPERATION ...   lifecycle operations (see dirsvc record -h)
 //	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
 //	dirsvc platform [--data DIR] senior-management SLUG on|off | server-key | signing-keys | rotate-signing-key | retire-signing-key KID
 //	dirsvc backup  [--data DIR] [--replica-dir DIR] [--s3-bucket B ...]
 //	dirsvc backup edge-policy --s3-bucket B [--s3-path P]   the read-only policy of edges' credentials
-//	dirsvc restore [--data DIR] [--replica-dir DIR] [--s3-bucket B ...] [--directory SLUG] [--time T]
+//	dirsvc restore [--data DIR] [--replica-dir DIR] [--s3-bucket B ...] [--directory SLUG | --file NAME [--txid N]] [--time T]
+//
+// Flags may come before or after a command's arguments; an argument a command does not take is a
+// usage error (exit status 2), never a reason to stop reading flags. dirsvc COMMAND --help lists a
+// command's own flags.
 //
 // The server key ($DIRSVC_SERVER_KEY, else data/server.key, created on first use; standard base64 in
 // both) MACs client secrets and derives the token signing keys. It is not in the data folder's
@@ -20,8 +25,8 @@
 // clients are given $DIRSVC_SANDBOX_DIRECTORY (default demo).
 //
 // Every command on a data folder takes --data (default ./data, or $DIRSVC_DATA); the serving modes
-// take --addr (default :8080, or $DIRSVC_ADDR). $DIRSVC_LOG_LEVEL (debug, info, warn, error; default info) sets what is logged;
-// debug adds a line per request.
+// take --addr (default :8080, or $DIRSVC_ADDR). $DIRSVC_LOG_LEVEL (debug, info, warn, error; default
+// info) sets what is logged; debug adds a line per request.
 package main
 
 import (
@@ -100,7 +105,8 @@ commands:
            signing-keys lists the token signing keys; rotate-signing-key; retire-signing-key KID
   backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream);
            backup edge-policy --s3-bucket B --s3-path P prints the policy of edges' read-only bucket credentials
-  restore  write files back from a replica folder or S3 bucket: all, one --directory, at a --time
+  restore  write files back from a replica folder or S3 bucket: all, one --directory, or one --file at
+           --txid; at a --time
 
 Every command that reads or writes a data folder takes --data DIR (default ./data, $DIRSVC_DATA); serve,
 primary and edge take --addr HOST:PORT (default :8080, $DIRSVC_ADDR). dirsvc COMMAND --help lists a
