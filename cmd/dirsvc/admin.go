@@ -121,7 +121,7 @@ func (m *Main) gen(args []string) error {
 		return err
 	}
 	if opt.Services < 1 || opt.Services > 1_000_000 {
-		return errors.New("--services must be 1 to 1,000,000")
+		return usagef("--services must be 1 to 1,000,000")
 	}
 	w := m.Stdout
 	if *out != "-" {

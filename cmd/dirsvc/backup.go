@@ -49,7 +49,7 @@ func (f *targetFlags) target() (replicate.Target, error) {
 		t.S3 = &replicate.S3{Endpoint: *f.endpoint, Bucket: *f.bucket, Path: *f.path, Region: *f.region, ForcePathStyle: *f.pathStyle}
 	}
 	if *f.timeout <= 0 {
-		return t, errors.New("--s3-timeout: want a positive duration")
+		return t, usagef("--s3-timeout: want a positive duration")
 	}
 	return t, t.Valid()
 }
@@ -140,7 +140,7 @@ func (m *Main) edgePolicy(args []string) error {
 		return err
 	}
 	if *tf.bucket == "" {
-		return errors.New("--s3-bucket: name the bucket the primary replicates to")
+		return usagef("--s3-bucket: name the bucket the primary replicates to")
 	}
 	target, err := tf.target()
 	if err != nil {
@@ -179,15 +179,15 @@ func (m *Main) restore(ctx context.Context, args []string) error {
 	point := replicate.At{Tolerance: *tolerance}
 	if *at != "" {
 		if point.Time, err = time.Parse(time.RFC3339Nano, *at); err != nil {
-			return fmt.Errorf("--time: want a date-time such as 2026-11-22T08:00:00Z")
+			return usagef("--time: want a date-time such as 2026-11-22T08:00:00Z")
 		}
 	}
 	if *txid != "" {
 		if *file == "" || *at != "" {
-			return errors.New("--txid goes with --file (one file's position), without --time")
+			return usagef("--txid goes with --file (one file's position), without --time")
 		}
 		if point.TXID, err = strconv.ParseUint(*txid, 10, 64); err != nil || point.TXID == 0 {
-			return errors.New("--txid: want a positive position")
+			return usagef("--txid: want a positive position")
 		}
 	}
 	start := time.Now()

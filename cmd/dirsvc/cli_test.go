@@ -566,3 +566,24 @@ func TestRecordShowIsWhatUpdateReads(t *testing.T) {
 		}
 	}
 }
+
+// TestExitStatuses checks that a wrong command line exits 2 and a command that fails exits 1.
+func TestExitStatuses(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"bogus"}, 2},
+		{[]string{"gen", "--services", "0"}, 2},
+		{[]string{"edge", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--replication-token", "a-replication-token-for-tests"}, 2},
+		{[]string{"restore", "--data", t.TempDir(), "--replica-dir", t.TempDir(), "--txid", "1"}, 2},
+		{[]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--admin-token", "short"}, 2},
+		{[]string{"import", "--data", t.TempDir(), filepath.Join(t.TempDir(), "missing.ndjson")}, 1},
+		{[]string{"record", "--data", t.TempDir(), "--dir", "nowhere", "close", "svc_x"}, 1},
+		{[]string{"gen", "--help"}, 0},
+	} {
+		if _, _, err := runCLI(t, c.args...); exitCode(err) != c.want {
+			t.Errorf("dirsvc %v: exit status %d (%v), want %d", c.args, exitCode(err), err, c.want)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -35,16 +34,16 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	}
 	u, err := url.Parse(*primaryURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("--primary: want the primary's address, e.g. http://primary.internal:8080")
+		return usagef("--primary: want the primary's address, e.g. http://primary.internal:8080")
 	}
 	if *token == "" {
-		return errors.New("--replication-token: want the primary's replication token")
+		return usagef("--replication-token: want the primary's replication token")
 	}
 	if err := checkSecretFlag("replication-token", *token); err != nil {
 		return err
 	}
 	if *maxLag <= 0 || *readWait <= 0 {
-		return errors.New("--max-lag and --read-wait must be positive")
+		return usagef("--max-lag and --read-wait must be positive")
 	}
 	var storage *replicate.S3
 	if *tf.bucket != "" {

@@ -56,8 +56,8 @@ func main() {
 }
 
 // exitCode is the exit status of what run returned: 0 for success and for help asked for, 2 for a
-// command line that is wrong (a usageError: an unknown command, flag or argument), 1 for a command
-// that failed.
+// command line that is wrong (a usageError: an unknown command, flag or argument, or a bad flag
+// value), 1 for a command that failed.
 func exitCode(err error) int {
 	var ue *usageError
 	switch {
@@ -69,7 +69,7 @@ func exitCode(err error) int {
 	return 1
 }
 
-// usageError is a command line that is wrong; the command's usage has been printed.
+// usageError is a command line that is wrong: a command, flag, argument or flag value.
 type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }

@@ -212,20 +212,20 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 // same), and serve mode, when it is not given, takes the address it listens on.
 func (f *httpFlags) config(log *slog.Logger, mode string, addr net.Addr) (edge.Config, error) {
 	if *f.perMinute < 1 || *f.perDay < 1 {
-		return edge.Config{}, errors.New("--anonymous-per-minute and --anonymous-per-day must be at least 1")
+		return edge.Config{}, usagef("--anonymous-per-minute and --anonymous-per-day must be at least 1")
 	}
 	base := strings.TrimSuffix(*f.baseURL, "/")
 	switch {
 	case base != "":
 		if err := checkBaseURL(base); err != nil {
-			return edge.Config{}, fmt.Errorf("--base-url: %w", err)
+			return edge.Config{}, usagef("--base-url: %v", err)
 		}
 	case mode == "serve":
 		base = listenURL(addr)
 		log.Info("no --base-url: links and token issuers use the address listened on; give the public address when the service is reached at another",
 			"baseURL", base)
 	default:
-		return edge.Config{}, fmt.Errorf("--base-url is required in %s mode: the public address of the service, e.g. https://directory.example.org, the same on the primary and every edge", mode)
+		return edge.Config{}, usagef("--base-url is required in %s mode: the public address of the service, e.g. https://directory.example.org, the same on the primary and every edge", mode)
 	}
 	return edge.Config{Logger: log, BaseURL: base, ClientIPHeader: *f.ipHeader,
 		AnonymousLimits: edge.Limits{PerMinute: *f.perMinute, PerDay: *f.perDay}}, nil
@@ -516,7 +516,7 @@ func primaryStatus(rep *replicate.Replicator, maxLag time.Duration) dirsvc.NodeS
 // checkSecretFlag refuses a weak token given to the flag name, saying how to make a good one.
 func checkSecretFlag(name, v string) error {
 	if err := dirsvc.CheckSecret(v); err != nil {
-		return fmt.Errorf("--%s: the token is weak: %w; %s", name, err, dirsvc.GenerateSecretHint)
+		return usagef("--%s: the token is weak: %v; %s", name, err, dirsvc.GenerateSecretHint)
 	}
 	return nil
 }
