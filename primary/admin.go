@@ -3,6 +3,7 @@ package primary
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -49,6 +50,31 @@ func ParseRecord(b []byte, dir *dirsvc.Directory) (dirsvc.Record, error) {
 		return nil, &ImportError{Line: 1, Field: "kind", Msg: "want one record (organisation, location, service, practitioner or role)"}
 	}
 	return p.snap.Records[0], nil
+}
+
+// FormatRecord returns rec as one JSON object in the import format, indented for an operator to
+// read and edit: its kind first, then its fields. ParseRecord (and so UpdateRecord and the admin
+// API's PUT) reads it back; what the store assigns (version, revisions, time) is shown and ignored
+// on the way back.
+func FormatRecord(rec dirsvc.Record) ([]byte, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := json.Marshal(kindField{Kind: string(rec.Kind())})
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 2 { // {"kind":...} followed by the record's fields
+		kind = append(kind[:len(kind)-1], ',')
+		b = append(kind, b[1:]...)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
 }
 
 // UpdateRecord replaces (or adds) one record of a directory from its import-format JSON.

@@ -24,7 +24,8 @@ import (
 // write is committed and in the folder that edges follow, but the answer is 202 with
 // PendingHeader naming what lacks it: the write reaches the bucket when the bucket answers again.
 //
-//	PUT  /admin/v1/d/{dir}/records/{publicId}             the record in the import format: replace or add it
+//	PUT  /admin/v1/d/{dir}/records/{publicId}             the record in the import format (as FormatRecord and
+//	                                                      dirsvc record show write it): replace or add it
 //	POST /admin/v1/d/{dir}/records/{publicId}/transition  {"to": state, "survivor": id, "visibleTo": [audience]}
 type AdminAPI struct {
 	Store dirsvc.DirectoryStore

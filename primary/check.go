@@ -3,6 +3,7 @@ package primary
 import (
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -36,7 +37,7 @@ func (p *parser) check() error {
 		for kind, ids := range rec.Refs() {
 			for _, id := range ids {
 				if _, ok := p.lines[id]; !ok || dirsvc.KindOfID(id) != kind {
-					return p.fail(m.PublicID, string(kind), "%q is not a %s in the file", id, kind)
+					return p.fail(m.PublicID, string(kind), "%q is not %s in the file", id, withArticle(string(kind)))
 				}
 			}
 		}
@@ -158,4 +159,12 @@ func (p *parser) checkTaxonomy() error {
 		}
 	}
 	return nil
+}
+
+// withArticle returns a noun with its indefinite article: "an organisation", "a service".
+func withArticle(noun string) string {
+	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
+		return "an " + noun
+	}
+	return "a " + noun
 }

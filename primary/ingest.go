@@ -37,6 +37,9 @@ func (e *ImportError) Error() string {
 	if e.Field != "" {
 		fmt.Fprintf(&b, " %s", e.Field)
 	}
+	if b.Len() == 0 { // about the whole file, not a line of it
+		return e.Msg
+	}
 	return strings.TrimSpace(b.String()) + ": " + e.Msg
 }
 

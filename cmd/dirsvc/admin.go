@@ -21,12 +21,11 @@ import (
 // importFile loads whole directories from import files, one after another in one process (each
 // file all or nothing).
 func (m *Main) importFile(ctx context.Context, args []string) error {
-	fs := m.flags("import")
-	if err := fs.Parse(args); err != nil {
+	fs := m.command("import", "[--data DIR] FILE...\n\nLoads each import file (NDJSON; - for standard input) in turn, each all or nothing.")
+	m.dataFlag(fs)
+	files, err := parseArgs(fs, args, 1, -1)
+	if err != nil {
 		return err
-	}
-	if fs.NArg() < 1 {
-		return errors.New("usage: dirsvc import [--data DIR] FILE... (- for standard input)")
 	}
 	store, err := dirdb.Open(ctx, m.Data)
 	if err != nil {
@@ -37,7 +36,7 @@ func (m *Main) importFile(ctx context.Context, args []string) error {
 	// record; collecting half as often cut a 100,000-service import from 30 to 28 s for 0.8 GB more
 	// peak memory (bench/import.sh). The serving modes keep the default.
 	debug.SetGCPercent(200)
-	for _, name := range fs.Args() {
+	for _, name := range files {
 		if err := m.importOne(ctx, store, name); err != nil {
 			return err
 		}
@@ -65,13 +64,23 @@ func (m *Main) importOne(ctx context.Context, store *dirdb.Store, name string) e
 	return nil
 }
 
+// noDirectory returns err, or, when it is the store's not-found, what was not found where.
+func (m *Main) noDirectory(err error, slug string) error {
+	if errors.Is(err, dirsvc.ErrNotFound) {
+		return fmt.Errorf("no directory %s in %s", slug, m.Data)
+	}
+	return err
+}
+
 // republish publishes the named directories (every directory when none is named) again from the
 // canonical records of their ops.db, as importing each again would: after an upgrade that changed
 // what an audience may see, the stored views are made anew; a directory whose views are right
 // changes nothing.
 func (m *Main) republish(ctx context.Context, args []string) error {
-	fs := m.flags("republish")
-	if err := fs.Parse(args); err != nil {
+	fs := m.command("republish", "[--data DIR] [SLUG...]\n\nPublishes the directories named (every one when none is) again from their canonical records.")
+	m.dataFlag(fs)
+	slugs, err := parseArgs(fs, args, 0, -1)
+	if err != nil {
 		return err
 	}
 	store, err := dirdb.Open(ctx, m.Data)
@@ -79,7 +88,6 @@ func (m *Main) republish(ctx context.Context, args []string) error {
 		return err
 	}
 	defer store.Close()
-	slugs := fs.Args()
 	if len(slugs) == 0 {
 		if slugs, err = store.Slugs(ctx); err != nil {
 			return err
@@ -88,7 +96,7 @@ func (m *Main) republish(ctx context.Context, args []string) error {
 	for _, slug := range slugs {
 		d, err := store.Directory(ctx, slug)
 		if err != nil {
-			return fmt.Errorf("republish %s: %w", slug, err)
+			return fmt.Errorf("republish %s: %w", slug, m.noDirectory(err, slug))
 		}
 		start := time.Now()
 		stats, err := d.Republish(ctx)
@@ -102,18 +110,18 @@ func (m *Main) republish(ctx context.Context, args []string) error {
 }
 
 func (m *Main) gen(args []string) error {
-	fs := m.flags("gen")
+	fs := m.command("gen", "[flags]\n\nWrites a generated demo directory in the import format.")
 	opt := demo.Options{}
 	fs.IntVar(&opt.Services, "services", demo.DefaultServices, "number of services")
 	fs.Int64Var(&opt.Seed, "seed", demo.DefaultSeed, "random seed; the same seed gives the same file")
 	fs.StringVar(&opt.Slug, "slug", demo.DefaultSlug, "directory slug")
 	fs.StringVar(&opt.Country, "country", "AU", "country: AU or NZ")
 	out := fs.String("out", "-", "output file (- for standard output)")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	if opt.Services < 1 || opt.Services > 1_000_000 {
-		return errors.New("--services must be 1 to 1,000,000")
+		return usagef("--services must be 1 to 1,000,000")
 	}
 	w := m.Stdout
 	if *out != "-" {
@@ -127,7 +135,7 @@ func (m *Main) gen(args []string) error {
 	return demo.Generate(w, opt)
 }
 
-const recordUsage = `usage: dirsvc record [--data DIR] --dir SLUG OPERATION ARGS
+const recordUsage = `[--data DIR] --dir SLUG OPERATION ARGS
 
 operations:
   update FILE                     replace or add one record from a JSON object in the import format
@@ -135,20 +143,21 @@ operations:
   merge ID SURVIVOR               merge a record into a live record of the same kind
   reduce ID AUDIENCES             leave the record visible only to AUDIENCES (e.g. professional,partner)
   restore ID [AUDIENCES]          make a record live again
-  show ID                         print the canonical record with every detail
+  show ID                         print the canonical record with every detail, in the format
+                                  update reads: dirsvc record show ID > f; edit f; dirsvc record update f
 `
 
 func (m *Main) record(ctx context.Context, args []string) error {
-	fs := m.flags("record")
+	fs := m.command("record", recordUsage)
+	m.dataFlag(fs)
 	slug := fs.String("dir", "", "directory slug")
-	fs.Usage = func() { fmt.Fprint(m.Stderr, recordUsage) }
-	if err := fs.Parse(args); err != nil {
+	a, err := parseArgs(fs, args, 2, 3)
+	if err != nil {
 		return err
 	}
-	a := fs.Args()
-	if *slug == "" || len(a) < 2 {
+	if *slug == "" {
 		fs.Usage()
-		return errors.New("record: need --dir and an operation with its arguments")
+		return usagef("record: name the directory with --dir")
 	}
 	store, err := dirdb.Open(ctx, m.Data)
 	if err != nil {
@@ -157,7 +166,7 @@ func (m *Main) record(ctx context.Context, args []string) error {
 	defer store.Close()
 	w, err := store.Writer(ctx, *slug)
 	if err != nil {
-		return fmt.Errorf("directory %q: %w", *slug, err)
+		return m.noDirectory(err, *slug)
 	}
 	op, id := a[0], a[1]
 	var t dirsvc.Transition
@@ -168,15 +177,18 @@ func (m *Main) record(ctx context.Context, args []string) error {
 			return err
 		}
 		stats, err := primary.UpdateRecord(ctx, store, *slug, b)
-		return m.report(op, stats, err)
+		return m.report(op, *slug, "", stats, err)
 	case op == "show" && len(a) == 2:
 		rec, err := w.Source(ctx, id)
 		if err != nil {
+			return m.report(op, *slug, id, dirsvc.ImportStats{}, err)
+		}
+		b, err := primary.FormatRecord(rec)
+		if err != nil {
 			return err
 		}
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rec)
+		_, err = m.Stdout.Write(b)
+		return err
 	case op == "close" && len(a) == 2:
 		t.To = dirsvc.StateClosed
 	case op == "delete" && len(a) == 2:
@@ -202,14 +214,18 @@ func (m *Main) record(ctx context.Context, args []string) error {
 		}
 	default:
 		fs.Usage()
-		return fmt.Errorf("record: bad operation %q or arguments", op)
+		return usagef("record: bad operation %q or arguments", op)
 	}
 	stats, err := w.Transition(ctx, id, t)
-	return m.report(op, stats, err)
+	return m.report(op, *slug, id, stats, err)
 }
 
-func (m *Main) report(op string, stats dirsvc.ImportStats, err error) error {
-	if err != nil {
+// report logs what a record operation on record id (empty: the record of a file) of directory slug
+// did, or returns its error in an operator's words.
+func (m *Main) report(op, slug, id string, stats dirsvc.ImportStats, err error) error {
+	if errors.Is(err, dirsvc.ErrNotFound) && id != "" {
+		return fmt.Errorf("%s: no record %s in directory %s of %s", op, id, slug, m.Data)
+	} else if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	m.Log.Info(op+" done", "updated", stats.Updated+stats.Created, "removed", stats.Removed, "events", stats.Events)

@@ -49,7 +49,7 @@ func (f *targetFlags) target() (replicate.Target, error) {
 		t.S3 = &replicate.S3{Endpoint: *f.endpoint, Bucket: *f.bucket, Path: *f.path, Region: *f.region, ForcePathStyle: *f.pathStyle}
 	}
 	if *f.timeout <= 0 {
-		return t, errors.New("--s3-timeout: want a positive duration")
+		return t, usagef("--s3-timeout: want a positive duration")
 	}
 	return t, t.Valid()
 }
@@ -97,9 +97,12 @@ func (m *Main) backup(ctx context.Context, args []string) error {
 	if len(args) > 0 && args[0] == "edge-policy" {
 		return m.edgePolicy(args[1:])
 	}
-	fs := m.flags("backup")
+	fs := m.command("backup", "[--data DIR] --replica-dir DIR | --s3-bucket B [flags]\n"+
+		"       dirsvc backup edge-policy --s3-bucket B [--s3-path P]   (dirsvc backup edge-policy --help)\n\n"+
+		"Copies every file of the data folder to the replica folder and/or bucket once, and prints each file's position.")
+	m.dataFlag(fs)
 	tf := addTargetFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	target, err := tf.target()
@@ -130,13 +133,14 @@ func (m *Main) backup(ctx context.Context, args []string) error {
 // bucket the flags name: the directory files and the platform JSON, nothing of the primary's own
 // files (see replicate.EdgePolicy).
 func (m *Main) edgePolicy(args []string) error {
-	fs := m.flags("backup edge-policy")
+	fs := m.command("backup edge-policy", "--s3-bucket B [--s3-path P]\n\n"+
+		"Prints the policy (AWS IAM syntax) of read-only credentials for edges of the bucket.")
 	tf := addS3Flags(fs)
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	if *tf.bucket == "" {
-		return errors.New("--s3-bucket: name the bucket the primary replicates to")
+		return usagef("--s3-bucket: name the bucket the primary replicates to")
 	}
 	target, err := tf.target()
 	if err != nil {
@@ -155,14 +159,17 @@ func (m *Main) edgePolicy(args []string) error {
 // they were at a time; --file NAME --txid N restores one file at a position. It prints the point
 // each file was restored to.
 func (m *Main) restore(ctx context.Context, args []string) error {
-	fs := m.flags("restore")
+	fs := m.command("restore", "[--data DIR] --replica-dir DIR | --s3-bucket B [--directory SLUG | --file NAME [--txid N]] [--time T] [flags]\n\n"+
+		"Writes files back from the replica folder or bucket into a data folder that does not hold them: every file,\n"+
+		"one --directory, or one --file (at --txid); latest, or as they were at --time. Prints the point each file was restored to.")
+	m.dataFlag(fs)
 	tf := addTargetFlags(fs)
 	slug := fs.String("directory", "", "restore only this directory")
 	at := fs.String("time", "", "restore as the files were at this time (RFC 3339)")
 	tolerance := fs.Duration("tolerance", replicate.DefaultTolerance, "with --time: refuse when the target can only restore a point earlier than asked by more than this, with changes in between it cannot place (compacted); -1s accepts any")
 	file := fs.String("file", "", "restore only this file (platform, dirs/SLUG/directory, dirs/SLUG/ops)")
 	txid := fs.String("txid", "", "with --file: the position to restore at")
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	target, err := tf.target()
@@ -172,15 +179,15 @@ func (m *Main) restore(ctx context.Context, args []string) error {
 	point := replicate.At{Tolerance: *tolerance}
 	if *at != "" {
 		if point.Time, err = time.Parse(time.RFC3339Nano, *at); err != nil {
-			return fmt.Errorf("--time: want a date-time such as 2026-11-22T08:00:00Z")
+			return usagef("--time: want a date-time such as 2026-11-22T08:00:00Z")
 		}
 	}
 	if *txid != "" {
 		if *file == "" || *at != "" {
-			return errors.New("--txid goes with --file (one file's position), without --time")
+			return usagef("--txid goes with --file (one file's position), without --time")
 		}
 		if point.TXID, err = strconv.ParseUint(*txid, 10, 64); err != nil || point.TXID == 0 {
-			return errors.New("--txid: want a positive position")
+			return usagef("--txid: want a positive position")
 		}
 	}
 	start := time.Now()

@@ -3,11 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/dirsvc/dirsvc/dirdb"
+	"github.com/dirsvc/dirsvc/edge"
+	"github.com/dirsvc/dirsvc/primary"
 )
 
 // runCLI runs the command in process and returns its standard output and error.
@@ -302,5 +309,281 @@ func TestWeakTokensAreRefused(t *testing.T) {
 				t.Fatalf("dirsvc %v: %v, want an error naming %s and how to generate a token", c.args, err, c.flag)
 			}
 		})
+	}
+}
+
+// importSmall returns a data folder holding the small test directory.
+func importSmall(t *testing.T) string {
+	t.Helper()
+	data := t.TempDir()
+	if _, log, err := runCLI(t, "import", "--data", data, filepath.Join("..", "..", "testdata", "small.ndjson")); err != nil {
+		t.Fatalf("import: %v\n%s", err, log)
+	}
+	return data
+}
+
+// createPartner creates a partner-organisation client in data and returns its ID.
+func createPartner(t *testing.T, data string) string {
+	t.Helper()
+	out, log, err := runCLI(t, "clients", "--data", data, "create", "--name", "Health Pages", "--partner")
+	if err != nil {
+		t.Fatalf("create: %v\n%s", err, log)
+	}
+	return regexp.MustCompile(`dirp_[0-9a-f]+`).FindString(out)
+}
+
+// TestStrayArgumentsAreRefused gives every command a word it does not take: the command line is
+// refused (exit status 2, with the usage) and nothing is changed, rather than the flags after the
+// word being dropped.
+func TestStrayArgumentsAreRefused(t *testing.T) {
+	data := importSmall(t)
+	id := createPartner(t, data)
+	if _, log, err := runCLI(t, "clients", "--data", data, "grant", id, "--directory", "small", "--scopes", "graph:read", "--areas", "state:nsw"); err != nil {
+		t.Fatalf("grant: %v\n%s", err, log)
+	}
+	before, _, _ := runCLI(t, "clients", "--data", data, "list")
+	for _, args := range [][]string{
+		{"serve", "--data", data, "--addr", "127.0.0.1:0", "stray"},
+		{"primary", "--data", data, "--addr", "127.0.0.1:0", "--replica-dir", t.TempDir(), "stray"},
+		{"edge", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--primary", "http://127.0.0.1:1", "stray"},
+		{"gen", "--services", "5", "stray"},
+		{"record", "--data", data, "--dir", "small", "close", "svc_gp", "stray"},
+		{"record", "--data", data, "--dir", "small", "merge", "svc_refuge", "svc_gp", "stray"},
+		{"clients", "--data", data, "create", "--name", "X", "--directory", "small", "--tier", "professional",
+			"--scopes", "graph:read", "practitioners:read", "--areas", "state:nsw"},
+		{"clients", "--data", data, "grant", id, "--directory", "small", "--scopes", "graph:read", "practitioners:read", "--areas", "state:nsw"},
+		{"clients", "--data", data, "list", "stray"},
+		{"clients", "--data", data, "ungrant", id, "stray", "--directory", "small"},
+		{"clients", "--data", data, "rotate", id, "stray"},
+		{"clients", "--data", data, "revoke", id, "stray"},
+		{"clients", "--data", data, "request", id, "stray", "--directory", "small", "--scopes", "graph:read"},
+		{"clients", "--data", data, "requests", "stray"},
+		{"clients", "--data", data, "approve", "1", "stray"},
+		{"clients", "--data", data, "refuse", "1", "stray"},
+		{"clients", "--data", data, "grant"},
+		{"platform", "--data", data, "server-key", "stray"},
+		{"platform", "--data", data, "signing-keys", "stray"},
+		{"platform", "--data", data, "rotate-signing-key", "stray"},
+		{"platform", "--data", data, "retire-signing-key", "kid", "stray"},
+		{"platform", "--data", data, "senior-management", "small", "on", "stray"},
+		{"backup", "--data", data, "--replica-dir", t.TempDir(), "stray"},
+		{"backup", "edge-policy", "--s3-bucket", "b", "stray"},
+		{"restore", "--data", t.TempDir(), "--replica-dir", t.TempDir(), "stray"},
+		{"import", "--data", data, "--bogus", "x"},
+	} {
+		out, log, err := runCLI(t, args...)
+		if got := exitCode(err); got != 2 || !strings.Contains(log, "usage: dirsvc") {
+			t.Errorf("dirsvc %v: exit status %d (%v), want 2 with the usage\n%s%s", args, got, err, out, log)
+		}
+	}
+	if after, _, _ := runCLI(t, "clients", "--data", data, "list"); after != before {
+		t.Fatalf("a refused command line changed the clients:\nbefore %s\nafter  %s", before, after)
+	}
+	if !strings.Contains(before, `"narrowing":{"areas":["state:nsw"]}`) {
+		t.Fatalf("the grant lost its narrowing: %s", before)
+	}
+}
+
+// TestFlagsAfterArguments gives flags after the operation and its arguments, as the usage shows them.
+func TestFlagsAfterArguments(t *testing.T) {
+	data := importSmall(t)
+	id := createPartner(t, data)
+	for _, args := range [][]string{
+		{"clients", "grant", id, "--data", data, "--directory", "small", "--scopes", "graph:read practitioners:read", "--areas", "state:nsw"},
+		{"record", "show", "svc_gp", "--dir", "small", "--data", data},
+		{"platform", "server-key", "--data", data},
+		{"republish", "small", "--data", data},
+	} {
+		if out, log, err := runCLI(t, args...); err != nil {
+			t.Errorf("dirsvc %v: %v\n%s%s", args, err, out, log)
+		}
+	}
+	out, _, _ := runCLI(t, "clients", "--data", data, "list")
+	if !strings.Contains(out, `"scopes":["graph:read","practitioners:read"],"narrowing":{"areas":["state:nsw"]}`) {
+		t.Fatalf("the grant given with flags after the client is not what they said:\n%s", out)
+	}
+}
+
+// TestHelpShowsTheCommandsOwnFlags asks every command for its help: it shows the command's
+// arguments and only the flags the command takes, and exits 0.
+func TestHelpShowsTheCommandsOwnFlags(t *testing.T) {
+	for _, c := range []struct {
+		args          []string
+		want, notWant []string
+	}{
+		{[]string{"serve"}, []string{"-addr", "-data", "-admin-token"}, []string{"-replica-dir"}},
+		{[]string{"primary"}, []string{"-addr", "-data", "-replica-dir", "-replication-token"}, nil},
+		{[]string{"edge"}, []string{"-addr", "-data", "-primary"}, []string{"-replica-dir"}},
+		{[]string{"import"}, []string{"FILE...", "-data"}, []string{"-addr"}},
+		{[]string{"republish"}, []string{"[SLUG...]", "-data"}, []string{"-addr"}},
+		{[]string{"gen"}, []string{"-services", "-seed"}, []string{"-addr", "-data"}},
+		{[]string{"record"}, []string{"update FILE", "show ID", "-dir", "-data"}, []string{"-addr"}},
+		{[]string{"clients"}, []string{"grant   CLIENT", "-accept-new-server-key", "-data"}, []string{"-addr", "-name"}},
+		{[]string{"clients", "grant"}, []string{"CLIENT --directory SLUG", "-areas", "-tier"}, []string{"-addr", "-name", "-practitioner-list-reason"}},
+		{[]string{"clients", "revoke"}, []string{"CLIENT"}, []string{"-addr", "-directory", "-scopes"}},
+		{[]string{"platform"}, []string{"senior-management SLUG on|off", "server-key", "signing-keys", "rotate-signing-key", "retire-signing-key KID", "-data"}, []string{"-addr"}},
+		{[]string{"backup"}, []string{"-replica-dir", "-s3-bucket", "edge-policy", "-data"}, []string{"-addr"}},
+		{[]string{"backup", "edge-policy"}, []string{"-s3-bucket", "-s3-path"}, []string{"-addr", "-data", "-replica-dir"}},
+		{[]string{"restore"}, []string{"-file", "-txid", "-time", "-directory", "-data"}, []string{"-addr"}},
+	} {
+		_, help, err := runCLI(t, append(c.args, "--help")...)
+		if got := exitCode(err); got != 0 {
+			t.Errorf("dirsvc %v --help: exit status %d (%v)", c.args, got, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(help, w) {
+				t.Errorf("dirsvc %v --help does not show %s:\n%s", c.args, w, help)
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(help, "\n  "+w+" ") || strings.Contains(help, "\n  "+w+"\n") { // in the list of flags
+				t.Errorf("dirsvc %v --help shows %s, which it does not take:\n%s", c.args, w, help)
+			}
+		}
+	}
+}
+
+// TestOperatorErrors checks that what a command could not find is said in an operator's words:
+// what, and where it was looked for; never the API's answer to a client.
+func TestOperatorErrors(t *testing.T) {
+	data := importSmall(t)
+	id := createPartner(t, data)
+	runCLI(t, "clients", "--data", data, "request", id, "--directory", "small", "--scopes", "graph:read")
+	runCLI(t, "clients", "--data", data, "approve", "1")
+	platform := filepath.Join(data, "platform.db")
+	empty := filepath.Join(t.TempDir(), "empty.ndjson")
+	os.WriteFile(empty, nil, 0o644)
+	bad := filepath.Join(t.TempDir(), "bad.ndjson")
+	os.WriteFile(bad, []byte(`{"kind":"directory","slug":"bad","name":"Bad","country":"AU","timeZone":"Australia/Sydney"}
+{"kind":"platformType","code":"gp","label":"GP"}
+{"kind":"service","publicId":"svc_a","organisation":"org_none","location":"loc_none","name":"A","type":"gp"}
+`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"record", "--data", data, "--dir", "nowhere", "show", "svc_gp"}, "no directory nowhere in " + data},
+		{[]string{"record", "--data", data, "--dir", "small", "close", "svc_nothere"}, "no record svc_nothere in directory small"},
+		{[]string{"clients", "--data", data, "grant", "dirp_nobody", "--directory", "small"}, "no client dirp_nobody in " + platform},
+		{[]string{"clients", "--data", data, "grant", id, "--directory", "nowhere"}, "no directory nowhere in " + data},
+		{[]string{"clients", "--data", data, "approve", "1"}, "access request 1 is granted already"},
+		{[]string{"clients", "--data", data, "refuse", "7"}, "no access request 7 in " + platform},
+		{[]string{"platform", "--data", data, "senior-management", "nowhere", "on"}, "no directory nowhere in " + data},
+		{[]string{"import", "--data", data, empty}, "import " + empty + ": the file holds no directory line"},
+		{[]string{"import", "--data", data, bad}, `is not an organisation in the file`},
+	} {
+		_, _, err := runCLI(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "not visible to you") {
+			t.Errorf("dirsvc %v: %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+	runCLI(t, "clients", "--data", data, "revoke", id)
+	if _, _, err := runCLI(t, "clients", "--data", data, "revoke", id); err == nil || err.Error() != "client "+id+" in "+platform+" is revoked" {
+		t.Errorf("revoking a revoked client: %v", err)
+	}
+}
+
+// TestClientOperationsSayWhatWasDone checks the line each change prints on success.
+func TestClientOperationsSayWhatWasDone(t *testing.T) {
+	data := importSmall(t)
+	out, _, err := runCLI(t, "clients", "--data", data, "create", "--name", "Health Pages", "--partner")
+	if err != nil || !strings.Contains(out, `"grants":[]`) {
+		t.Fatalf("create --partner: %v\n%s", err, out)
+	}
+	id := regexp.MustCompile(`dirp_[0-9a-f]+`).FindString(out)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"grant", id, "--directory", "small", "--tier", "partner", "--scopes", "graph:read", "--areas", "state:nsw"},
+			"granted " + id + " access to small: partner tier, scopes graph:read, areas state:nsw, 600 requests a minute and 200000 a day\n"},
+		{[]string{"request", id, "--directory", "small", "--scopes", "search:read"}, `"status":"pending"`},
+		{[]string{"approve", "1"}, "approved access request 1: granted " + id + " access to small: partner tier, scopes search:read graph:read, areas state:nsw"},
+		{[]string{"request", id, "--directory", "small", "--scopes", "search:read"}, `"id":2`},
+		{[]string{"refuse", "2"}, "refused access request 2 of " + id + " to small\n"},
+		{[]string{"ungrant", id, "--directory", "small"}, "removed " + id + "'s grant in small"},
+		{[]string{"revoke", id}, "revoked " + id + ": "},
+	} {
+		out, log, err := runCLI(t, append([]string{"clients", "--data", data}, c.args...)...)
+		if err != nil || !strings.Contains(out, c.want) || strings.Count(out, "\n") != 1 {
+			t.Errorf("clients %v: %v, printed %q, want one line with %q\n%s", c.args, err, out, c.want, log)
+		}
+	}
+}
+
+// TestRecordShowIsWhatUpdateReads shows every record of the small directory and gives what was
+// shown back, to dirsvc record update and to the admin API's PUT: each is accepted and changes
+// nothing.
+func TestRecordShowIsWhatUpdateReads(t *testing.T) {
+	data := importSmall(t)
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "small.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range regexp.MustCompile(`"kind":"(?:organisation|location|service|practitioner|role)","publicId":"([a-z_]+)"`).FindAllSubmatch(b, -1) {
+		ids = append(ids, string(m[1]))
+	}
+	if len(ids) < 5 {
+		t.Fatalf("found %d records in the fixture", len(ids))
+	}
+	shown := map[string]string{}
+	for _, id := range ids {
+		out, _, err := runCLI(t, "record", "--data", data, "--dir", "small", "show", id)
+		if err != nil {
+			t.Fatalf("show %s: %v", id, err)
+		}
+		shown[id] = out
+		f := filepath.Join(t.TempDir(), id+".json")
+		os.WriteFile(f, []byte(out), 0o644)
+		if _, log, err := runCLI(t, "record", "--data", data, "--dir", "small", "update", f); err != nil || !strings.Contains(log, "updated=0") {
+			t.Errorf("update %s with what show printed: %v\n%s\n%s", id, err, out, log)
+		}
+	}
+	store, err := dirdb.Open(context.Background(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	srv := edge.New(edge.Config{Catalog: store, Keys: store, AnonymousLimits: edge.Limits{PerMinute: 1 << 20, PerDay: 1 << 20}})
+	const token = "an-admin-token-for-cli-tests"
+	if err := (&primary.AdminAPI{Store: store, Token: token}).Mount(srv); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	for _, id := range ids {
+		req, _ := http.NewRequest("PUT", ts.URL+"/admin/v1/d/small/records/"+id, strings.NewReader(shown[id]))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), `"updated":0`) {
+			t.Errorf("PUT %s with what show printed: %d %s", id, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestExitStatuses checks that a wrong command line exits 2 and a command that fails exits 1.
+func TestExitStatuses(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"bogus"}, 2},
+		{[]string{"gen", "--services", "0"}, 2},
+		{[]string{"edge", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--replication-token", "a-replication-token-for-tests"}, 2},
+		{[]string{"restore", "--data", t.TempDir(), "--replica-dir", t.TempDir(), "--txid", "1"}, 2},
+		{[]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0", "--admin-token", "short"}, 2},
+		{[]string{"import", "--data", t.TempDir(), filepath.Join(t.TempDir(), "missing.ndjson")}, 1},
+		{[]string{"record", "--data", t.TempDir(), "--dir", "nowhere", "close", "svc_x"}, 1},
+		{[]string{"gen", "--help"}, 0},
+	} {
+		if _, _, err := runCLI(t, c.args...); exitCode(err) != c.want {
+			t.Errorf("dirsvc %v: exit status %d (%v), want %d", c.args, exitCode(err), err, c.want)
+		}
 	}
 }

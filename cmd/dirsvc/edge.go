@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -20,7 +19,9 @@ import (
 // edgeMode runs a read edge: it keeps a copy of every directory of the primary, follows it, serves
 // every read route from the copies and forwards everything else to the primary.
 func (m *Main) edgeMode(ctx context.Context, args []string) error {
-	fs := m.flags("edge")
+	fs := m.command("edge", "--primary URL --replication-token T --base-url URL [flags]")
+	m.dataFlag(fs)
+	m.addrFlag(fs)
 	primaryURL := fs.String("primary", envOr("DIRSVC_PRIMARY", ""), "address of the primary, e.g. http://primary.internal:8080 ($DIRSVC_PRIMARY)")
 	token := fs.String("replication-token", envOr("DIRSVC_REPLICATION_TOKEN", ""), "the primary's replication token ($DIRSVC_REPLICATION_TOKEN)")
 	maxLag := fs.Duration("max-lag", envDuration("DIRSVC_MAX_LAG", 30*time.Second), "lag past which the health route answers 503 ($DIRSVC_MAX_LAG)")
@@ -28,21 +29,21 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	flyRegion := fs.String("fly-primary-region", envOr("DIRSVC_FLY_PRIMARY_REGION", ""), "on Fly.io, the primary's region: requests for the primary are answered with fly-replay instead of proxied ($DIRSVC_FLY_PRIMARY_REGION)")
 	tf := addS3Flags(fs)
 	hf := addHTTPFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	u, err := url.Parse(*primaryURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errors.New("--primary: want the primary's address, e.g. http://primary.internal:8080")
+		return usagef("--primary: want the primary's address, e.g. http://primary.internal:8080")
 	}
 	if *token == "" {
-		return errors.New("--replication-token: want the primary's replication token")
+		return usagef("--replication-token: want the primary's replication token")
 	}
 	if err := checkSecretFlag("replication-token", *token); err != nil {
 		return err
 	}
 	if *maxLag <= 0 || *readWait <= 0 {
-		return errors.New("--max-lag and --read-wait must be positive")
+		return usagef("--max-lag and --read-wait must be positive")
 	}
 	_, viewCache, err := memorySettings(m.Log, *hf.memoryLimit)
 	if err != nil {

@@ -5,13 +5,18 @@
 //	dirsvc primary [--replica-dir DIR] [--s3-bucket B ...] [--replication-token T]   the writer
 //	dirsvc edge    --primary URL --replication-token T [--s3-bucket B ...]           a read edge
 //	dirsvc import  [--data DIR] FILE...              load whole directories (NDJSON)
+//	dirsvc republish [--data DIR] [SLUG...]          publish directories again from their canonical records
 //	dirsvc gen     [--services N] [--seed S] [--slug SLUG] [--country AU|NZ] [--out FILE]
-//	dirsvc record  [--data DIR] OPERATION ...        lifecycle operations (see dirsvc record -h)
+//	dirsvc record  [--data DIR] --dir SLUG OPERATION ...   lifecycle operations (see dirsvc record -h)
 //	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
 //	dirsvc platform [--data DIR] senior-management SLUG on|off | server-key | signing-keys | rotate-signing-key | retire-signing-key KID
 //	dirsvc backup  [--data DIR] [--replica-dir DIR] [--s3-bucket B ...]
 //	dirsvc backup edge-policy --s3-bucket B [--s3-path P]   the read-only policy of edges' credentials
-//	dirsvc restore [--data DIR] [--replica-dir DIR] [--s3-bucket B ...] [--directory SLUG] [--time T]
+//	dirsvc restore [--data DIR] [--replica-dir DIR] [--s3-bucket B ...] [--directory SLUG | --file NAME [--txid N]] [--time T]
+//
+// Flags may come before or after a command's arguments; an argument a command does not take is a
+// usage error (exit status 2), never a reason to stop reading flags. dirsvc COMMAND --help lists a
+// command's own flags.
 //
 // The server key ($DIRSVC_SERVER_KEY, else data/server.key, created on first use; standard base64 in
 // both) MACs client secrets and derives the token signing keys. It is not in the data folder's
@@ -19,9 +24,9 @@
 // one the partner clients were made under says so and stops (--accept-new-server-key goes on). Sandbox
 // clients are given $DIRSVC_SANDBOX_DIRECTORY (default demo).
 //
-// Every mode takes --data (default ./data, or $DIRSVC_DATA) and --addr (default :8080, or
-// $DIRSVC_ADDR). $DIRSVC_LOG_LEVEL (debug, info, warn, error; default info) sets what is logged;
-// debug adds a line per request.
+// Every command on a data folder takes --data (default ./data, or $DIRSVC_DATA); the serving modes
+// take --addr (default :8080, or $DIRSVC_ADDR). $DIRSVC_LOG_LEVEL (debug, info, warn, error; default
+// info) sets what is logged; debug adds a line per request.
 package main
 
 import (
@@ -34,6 +39,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	_ "time/tzdata" // IANA zones inside the binary, for hosts without them
@@ -42,12 +48,35 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "dirsvc:", err)
-		}
-		os.Exit(2)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "dirsvc:", err)
 	}
+	os.Exit(exitCode(err))
+}
+
+// exitCode is the exit status of what run returned: 0 for success and for help asked for, 2 for a
+// command line that is wrong (a usageError: an unknown command, flag or argument, or a bad flag
+// value), 1 for a command that failed.
+func exitCode(err error) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		return 2
+	}
+	return 1
+}
+
+// usageError is a command line that is wrong: a command, flag, argument or flag value.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usagef returns a usageError with the formatted message.
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
 }
 
 // Main holds what every mode shares: the data folder, the listen address and the logger.
@@ -76,16 +105,19 @@ commands:
            signing-keys lists the token signing keys; rotate-signing-key; retire-signing-key KID
   backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream);
            backup edge-policy --s3-bucket B --s3-path P prints the policy of edges' read-only bucket credentials
-  restore  write files back from a replica folder or S3 bucket: all, one --directory, at a --time
+  restore  write files back from a replica folder or S3 bucket: all, one --directory, or one --file at
+           --txid; at a --time
 
-Every command takes --data DIR (default ./data, $DIRSVC_DATA) and --addr HOST:PORT (default :8080, $DIRSVC_ADDR).
+Every command that reads or writes a data folder takes --data DIR (default ./data, $DIRSVC_DATA); serve,
+primary and edge take --addr HOST:PORT (default :8080, $DIRSVC_ADDR). dirsvc COMMAND --help lists a
+command's flags and arguments. A wrong command line exits with status 2, a command that fails with 1.
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, usage)
 		if len(args) == 0 {
-			return errors.New("no command")
+			return usagef("no command")
 		}
 		return nil
 	}
@@ -93,7 +125,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := level.UnmarshalText([]byte(envOr("DIRSVC_LOG_LEVEL", "info"))); err != nil {
 		return fmt.Errorf("DIRSVC_LOG_LEVEL: %w", err)
 	}
-	m := &Main{Stdout: stdout, Stderr: stderr,
+	m := &Main{Data: envOr("DIRSVC_DATA", "data"), Addr: envOr("DIRSVC_ADDR", ":8080"), Stdout: stdout, Stderr: stderr,
 		Log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))}
 	slog.SetDefault(m.Log) // what libraries (Litestream) log goes the same way
 	cmd, rest := args[0], args[1:]
@@ -122,16 +154,80 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.restore(ctx, rest)
 	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", cmd)
+	return usagef("unknown command %q", cmd)
 }
 
-// flags returns a flag set with the two flags every mode takes.
-func (m *Main) flags(name string) *flag.FlagSet {
+// command returns the flag set of a command (name, e.g. "clients grant"). Its usage shows synopsis
+// (the command's flags and arguments, and any text after) and then each flag the set holds, so a
+// command shows only the flags it takes: add them with dataFlag, addrFlag and the like.
+func (m *Main) command(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet("dirsvc "+name, flag.ContinueOnError)
 	fs.SetOutput(m.Stderr)
-	fs.StringVar(&m.Data, "data", envOr("DIRSVC_DATA", "data"), "data folder ($DIRSVC_DATA)")
-	fs.StringVar(&m.Addr, "addr", envOr("DIRSVC_ADDR", ":8080"), "listen address ($DIRSVC_ADDR)")
+	fs.Usage = func() {
+		fmt.Fprintf(m.Stderr, "usage: dirsvc %s %s\n", name, synopsis)
+		any := false
+		fs.VisitAll(func(*flag.Flag) { any = true })
+		if any {
+			fmt.Fprint(m.Stderr, "\nflags:\n")
+			fs.PrintDefaults()
+		}
+	}
 	return fs
+}
+
+// dataFlag adds --data, the data folder, to fs. Its default is the folder named so far ($DIRSVC_DATA,
+// or a --data parsed before), so a second flag set of the same command line keeps what the first
+// parsed.
+func (m *Main) dataFlag(fs *flag.FlagSet) {
+	fs.StringVar(&m.Data, "data", m.Data, "data folder ($DIRSVC_DATA)")
+}
+
+// addrFlag adds --addr, the listen address, to fs (of the modes that serve).
+func (m *Main) addrFlag(fs *flag.FlagSet) {
+	fs.StringVar(&m.Addr, "addr", m.Addr, "listen address ($DIRSVC_ADDR)")
+}
+
+// parseFlags parses the flags at the start of args with fs (fs.Args are the rest); a wrong flag
+// is a usageError (the flag package has printed the usage).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil && !errors.Is(err, flag.ErrHelp) {
+		return &usageError{err.Error()}
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseArgs parses args with fs and returns the positional arguments, of which there must be at
+// least min and at most max (max < 0: any number). Flags may come before, between and after the
+// arguments: the flag package alone stops at the first argument, and would take every flag after
+// it for one more argument (a stray word would silently drop the flags that follow). "--" ends the
+// flags. A wrong flag or count of arguments prints the usage and returns a usageError.
+func parseArgs(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			pos = append(pos, rest...)
+			break
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+	switch {
+	case len(pos) < min:
+		fs.Usage()
+		return nil, usagef("%s: too few arguments", strings.TrimPrefix(fs.Name(), "dirsvc "))
+	case max >= 0 && len(pos) > max:
+		fs.Usage()
+		return nil, usagef("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "dirsvc "), pos[max])
+	}
+	return pos, nil
 }
 
 // envInt returns the integer in the environment variable key, or def when it is unset or not a number.

@@ -36,7 +36,14 @@ func (m *Main) primaryMode(ctx context.Context, args []string) error {
 
 // run serves the data folder; mode "primary" also replicates it.
 func (m *Main) run(ctx context.Context, mode string, args []string) error {
-	fs := m.flags(mode)
+	synopsis := "[--data DIR] [--addr HOST:PORT] [flags]\n\nServes the data folder (primary and edge in one process); loads the demo directories into an empty one."
+	if mode == "primary" {
+		synopsis = "--replica-dir DIR | --s3-bucket B --base-url URL [--replication-token T] [flags]\n\n" +
+			"Serves the data folder and replicates every file of it continuously; an empty data folder is first restored."
+	}
+	fs := m.command(mode, synopsis)
+	m.dataFlag(fs)
+	m.addrFlag(fs)
 	var (
 		tf            *targetFlags
 		repToken      *string
@@ -54,7 +61,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	acceptNewKey := fs.Bool("accept-new-server-key", envBool("DIRSVC_ACCEPT_NEW_SERVER_KEY"), acceptNewKeyUsage)
 	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", random, at least 16 characters, e.g. from openssl rand -base64 32 ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
 	hf := addHTTPFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	if *adminToken != "" {
@@ -211,20 +218,20 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 // same), and serve mode, when it is not given, takes the address it listens on.
 func (f *httpFlags) config(log *slog.Logger, mode string, addr net.Addr) (edge.Config, error) {
 	if *f.perMinute < 1 || *f.perDay < 1 {
-		return edge.Config{}, errors.New("--anonymous-per-minute and --anonymous-per-day must be at least 1")
+		return edge.Config{}, usagef("--anonymous-per-minute and --anonymous-per-day must be at least 1")
 	}
 	base := strings.TrimSuffix(*f.baseURL, "/")
 	switch {
 	case base != "":
 		if err := checkBaseURL(base); err != nil {
-			return edge.Config{}, fmt.Errorf("--base-url: %w", err)
+			return edge.Config{}, usagef("--base-url: %v", err)
 		}
 	case mode == "serve":
 		base = listenURL(addr)
 		log.Info("no --base-url: links and token issuers use the address listened on; give the public address when the service is reached at another",
 			"baseURL", base)
 	default:
-		return edge.Config{}, fmt.Errorf("--base-url is required in %s mode: the public address of the service, e.g. https://directory.example.org, the same on the primary and every edge", mode)
+		return edge.Config{}, usagef("--base-url is required in %s mode: the public address of the service, e.g. https://directory.example.org, the same on the primary and every edge", mode)
 	}
 	return edge.Config{Logger: log, BaseURL: base, ClientIPHeader: *f.ipHeader,
 		AnonymousLimits: edge.Limits{PerMinute: *f.perMinute, PerDay: *f.perDay}}, nil
@@ -515,7 +522,7 @@ func primaryStatus(rep *replicate.Replicator, maxLag time.Duration) dirsvc.NodeS
 // checkSecretFlag refuses a weak token given to the flag name, saying how to make a good one.
 func checkSecretFlag(name, v string) error {
 	if err := dirsvc.CheckSecret(v); err != nil {
-		return fmt.Errorf("--%s: the token is weak: %w; %s", name, err, dirsvc.GenerateSecretHint)
+		return usagef("--%s: the token is weak: %v; %s", name, err, dirsvc.GenerateSecretHint)
 	}
 	return nil
 }
