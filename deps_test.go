@@ -36,6 +36,39 @@ var narrower = map[string][]string{
 	"replicate/s3test": {},
 }
 
+// moduleHomes names, for each third-party module, the one package that adapts it (a subpackage
+// counts as its own home): the rest of the project sees the module through that package's types, so
+// replacing or upgrading it touches one place. A module not listed may not be imported.
+var moduleHomes = map[string]string{
+	"modernc.org/sqlite":                "dirdb",
+	"github.com/benbjohnson/litestream": "replicate",
+	"github.com/superfly/ltx":           "replicate",
+	"github.com/aws/":                   "replicate",
+	"github.com/johannesboyne/gofakes3": "replicate/s3test",
+	"github.com/prometheus/":            "cmd/dirsvc",
+	"github.com/nyaruka/phonenumbers":   "primary",
+	"github.com/andybalholm/brotli":     "edge",
+	"github.com/klauspost/compress":     "edge",
+	"github.com/rickar/cal":             "edge",
+	"github.com/pb33f/":                 "edge/edgetest",
+}
+
+// moduleHome checks that a third-party import is in its module's home package.
+func moduleHome(pkg, imp string) string {
+	if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") || strings.HasPrefix(imp, module) {
+		return "" // the standard library, or the project
+	}
+	for m, home := range moduleHomes {
+		if strings.HasPrefix(imp, m) {
+			if pkg != home {
+				return "only " + home + " imports " + m + " (moduleHomes)"
+			}
+			return ""
+		}
+	}
+	return "a module without a home package: add it to moduleHomes, with the one package that adapts it"
+}
+
 // forbiddenModules may not be imported by any package: the design card rules out cgo SQLite and
 // LiteFS, and conventions rule out third-party routers and assertion libraries.
 var forbiddenModules = []string{"github.com/mattn/go-sqlite3", "github.com/superfly/litefs",
@@ -63,6 +96,9 @@ func TestImportTable(t *testing.T) {
 		for _, spec := range f.Imports {
 			imp, _ := strconv.Unquote(spec.Path.Value)
 			if msg := checkImport(pkg, imp); msg != "" {
+				t.Errorf("%s imports %s: %s", path, imp, msg)
+			}
+			if msg := moduleHome(pkg, imp); msg != "" {
 				t.Errorf("%s imports %s: %s", path, imp, msg)
 			}
 		}
