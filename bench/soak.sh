@@ -18,15 +18,15 @@ services=${1:-100000}
 soak=${2:-8m}
 source "$(dirname "$0")/setup.sh"
 
-# Paths: record pages and list queries of every shape, with values of the directory.
+# Paths: record pages (of records live and public, as bench/setup.sh picks services) and list
+# queries of every shape, with values of the directory.
 file="$out/demo-$services.ndjson"
-grep -m 20000 '"kind":"location"' "$file" | sed 's/.*"publicId":"\([^"]*\)".*/\/v1\/d\/demo\/locations\/\1/' > "$out/pages.txt"
-grep -m 20000 '"kind":"organisation"' "$file" | sed 's/.*"publicId":"\([^"]*\)".*/\/v1\/d\/demo\/organisations\/\1/' >> "$out/pages.txt"
-sed 's/.*/\/v1\/d\/demo\/services\/&/' "$out/ids.txt" | head -20000 >> "$out/pages.txt"
+grep '"kind":"location"' "$file" | grep -v '"state":' | grep -v '"audiences"' | awk 'NR <= 20000' | sed 's/.*"publicId":"\([^"]*\)".*/\/v1\/d\/demo\/locations\/\1/' > "$out/pages.txt"
+grep '"kind":"organisation"' "$file" | grep -v '"state":' | grep -v '"audiences"' | awk 'NR <= 20000' | sed 's/.*"publicId":"\([^"]*\)".*/\/v1\/d\/demo\/organisations\/\1/' >> "$out/pages.txt"
+head -20000 "$out/ids.txt" | sed 's/.*/\/v1\/d\/demo\/services\/&/' >> "$out/pages.txt"
 areas=($(grep -m 2000 '"kind":"location"' "$file" | grep -o '"areas":\[[^]]*\]' | grep -o '"[a-z]*:[^"]*"' | tr -d '"' | sort -u | shuf -n 200 --random-source=<(yes)))
-types=($(grep '"kind":"service"' "$file" | head -20000 | grep -o '"type":"[^"]*"' | cut -d'"' -f4 | sort -u))
+types=($(grep -m 20000 '"kind":"service"' "$file" | grep -o '"type":"[^"]*"' | cut -d'"' -f4 | sort -u))
 cats=($(grep '"kind":"category"' "$file" | grep -o '"code":"[^"]*"' | cut -d'"' -f4 | sort -u))
-cursors=($(shuf -n 200 --random-source=<(yes) "$out/ids.txt"))
 pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
 shape() { # one list path of a shape: the filters named, a limit, with or without a cursor
   local q="limit=$1" f
@@ -36,7 +36,7 @@ shape() { # one list path of a shape: the filters named, a limit, with or withou
       type) q="$q&type=$(pick "${types[@]}")" ;;
       category) q="$q&category=$(pick "${cats[@]}")" ;;
       since) q="$q&updatedSince=2026-0$((RANDOM % 9 + 1))-01T00:00:00Z" ;;
-      cursor) q="$q&after=$(pick "${cursors[@]}")" ;;
+      cursor) q="$q&cursor=DEEP" ;; # made a real cursor once the server runs (deepen)
     esac
   done
   echo "/v1/d/demo/services?$q"
@@ -44,7 +44,8 @@ shape() { # one list path of a shape: the filters named, a limit, with or withou
 shapes=(none area type category since area,type area,category type,category area,since area,type,category,since cursor area,cursor type,cursor)
 limits=(1 50 62 63 100)
 : > "$out/lists.txt"
-for s in "${shapes[@]}"; do for l in "${limits[@]}"; do for _ in $(seq 20); do shape "$l" "$s" >> "$out/lists.txt"; done; done; done
+rm -f "$out"/shape-*.txt
+for s in "${shapes[@]}"; do for l in "${limits[@]}"; do for _ in $(seq 20); do shape "$l" "$s" | tee -a "$out/lists.txt" >> "$out/shape-$s-$l.txt"; done; done; done
 
 "$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 --client-ip-header X-Forwarded-For \
   --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/serve.log" &
@@ -52,26 +53,40 @@ serve=$!
 trap 'kill $serve 2>/dev/null || true' EXIT
 until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
 curl -sf --max-time 600 -o /dev/null http://127.0.0.1:8090/v1/d/demo/developers
-# The list cursor parameter is named as the server names it in a page's next link.
-next=$(curl -sf 'http://127.0.0.1:8090/v1/d/demo/services?limit=1' | grep -o '"next":"[^"]*"' | cut -d'"' -f4)
-param=$(echo "$next" | sed -n 's/.*[?&]\([a-zA-Z]*\)=[^&]*$/\1/p'); param=${param:-cursor}
-sed -i "s/&after=/\&$param=/" "$out/lists.txt"
+# deepen replaces each cursor=DEEP of a file of list paths by a cursor the server gave for that
+# query, 1 to 5 pages in. Cursors are bound to their query, so each is got by following nextCursor.
+deepen() {
+  local f=$1 path base c
+  while read -r path; do
+    base=${path%&cursor=DEEP}
+    c=""
+    for _ in $(seq $((RANDOM % 5 + 1))); do
+      c=$(curl -sf "http://127.0.0.1:8090$base${c:+&cursor=$c}" | grep -o '"nextCursor":"[^"]*"' | cut -d'"' -f4 || true)
+      [ -n "$c" ] || break
+    done
+    echo "$base${c:+&cursor=$c}"
+  done < "$f" > "$f.deep" && mv "$f.deep" "$f"
+}
+for f in "$out"/shape-*cursor*.txt; do deepen "$f"; done
+grep -v 'cursor=DEEP' "$out/lists.txt" > "$out/lists.deep" || true
+cat "$out"/shape-*cursor*.txt >> "$out/lists.deep"; mv "$out/lists.deep" "$out/lists.txt"
 
 echo "== 1. each list shape, one request at a time (p99, target <= 20 ms)"
 for s in "${shapes[@]}"; do
   for l in "${limits[@]}"; do
-    grep -F "limit=$l&" "$out/lists.txt" | awk -v s="$s" 'BEGIN{n=split(s,f,",")} {ok=1; for(i=1;i<=n;i++){ k=f[i]; if(k=="since")k="updatedSince"; if(k=="cursor")k="'"$param"'"; if(k!="none" && index($0,k"=")==0) ok=0 } if(ok) print}' > "$out/shape.txt"
-    [ -s "$out/shape.txt" ] || continue
-    p99=$(IDS="$out/ids.txt" PAGES="$out/pages.txt" LISTS="$out/shape.txt" ONLY=lists wrk -t1 -c1 -d3s --latency -s bench/mix.lua http://127.0.0.1:8090 | awk '/ 99%/ {print $2}')
+    p99=$(IDS="$out/ids.txt" PAGES="$out/pages.txt" LISTS="$out/shape-$s-$l.txt" ONLY=lists wrk -t1 -c1 -d3s --latency -s bench/mix.lua http://127.0.0.1:8090 | awk '/ 99%/ {print $2}')
     echo "$s limit=$l: p99 $p99"
   done
 done
 
 mix() { IDS="$out/ids.txt" PAGES="$out/pages.txt" LISTS="$out/lists.txt" ONLY="${ONLY:-}" wrk "$@" --latency -s bench/mix.lua http://127.0.0.1:8090; }
-rss() { awk '/VmRSS/ {printf "%d MB", $2/1024}' /proc/$serve/status; }
+# The server's memory: anonymous (the heap: what the memory limit and the caches' bounds govern) and
+# file-backed (the directory file mapped by SQLite: the page cache, which the kernel reclaims).
+rss() { awk '/RssAnon/ {a=$2} /RssFile/ {f=$2} END {printf "anonymous %d MB, file-backed %d MB", a/1024, f/1024}' /proc/$serve/status; }
 
 echo "== 2. the soak mix, 32 connections, $soak (target >= 3000 req/s, p99 <= 50 ms, memory flat)"
-( while kill -0 $serve 2>/dev/null; do sleep 30; echo "  resident $(rss)"; done ) &
+echo "  (answers other than 2xx and 3xx: 404 for the generated records the public may not see, 503 for lists shed)"
+( while kill -0 $serve 2>/dev/null; do sleep 30; echo "  memory: $(rss)"; done ) &
 sampler=$!
 mix -t2 -c32 -d"$soak" | tee "$out/wrk-soak.txt" | grep -E 'Requests/sec|p99|Non-2xx'
 kill $sampler 2>/dev/null || true

@@ -17,13 +17,19 @@ type listKey struct {
 
 // Key prefixes of list_keys.
 const (
-	keyArea   = "area:"
-	keySite   = "site:"
-	keyType   = "type:"
-	keyCat    = "cat:"
-	keyActive = "active"
-	keyID     = "id:"
+	keyArea = "area:"
+	keySite = "site:"
+	keyType = "type:"
+	keyCat  = "cat:"
+	// keyTypeCat is a service's type and category together ("tc:<type>|<category>"): a list
+	// filtered by both walks the services that have both, however many have each.
+	keyTypeCat = "tc:"
+	keyActive  = "active"
+	keyID      = "id:"
 )
+
+// typeCat is the keyTypeCat key of a type and a category.
+func typeCat(typ, cat string) string { return keyTypeCat + typ + "|" + cat }
 
 // IdentifierValue normalises an identifier value for matching: spaces removed, upper case.
 func identifierValue(v string) string { return strings.ToUpper(strings.ReplaceAll(v, " ", "")) }
@@ -52,7 +58,7 @@ func keysOfView(v any) []string {
 		}
 		out = append(out, keyType+x.Type.Code)
 		if x.CategoryCode != nil {
-			out = append(out, keyCat+*x.CategoryCode)
+			out = append(out, keyCat+*x.CategoryCode, typeCat(x.Type.Code, *x.CategoryCode))
 		}
 		ids(x.Identifiers)
 	case *dirsvc.LocationView:

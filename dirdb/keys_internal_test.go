@@ -57,7 +57,7 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var backfill, sites, times string
+	var backfill, sites, typeCats, times string
 	for _, m := range migrations {
 		sql := m.SQL
 		if strings.Contains(m.Name, "list_keys") {
@@ -67,12 +67,15 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 		if strings.Contains(m.Name, "list_plans") {
 			sites = sql[strings.Index(sql, "INSERT INTO list_keys"):]
 		}
+		if strings.Contains(m.Name, "type_category_keys") {
+			typeCats = sql[strings.Index(sql, "INSERT INTO list_keys"):]
+		}
 	}
-	if backfill == "" || sites == "" {
+	if backfill == "" || sites == "" || typeCats == "" {
 		t.Fatal("no list_keys or list_plans migration")
 	}
-	if !strings.Contains(published, " site:") {
-		t.Fatalf("publishing wrote no site keys\n%.500s", published)
+	if !strings.Contains(published, " site:") || !strings.Contains(published, " tc:") {
+		t.Fatalf("publishing wrote no site or type-category keys\n%.500s", published)
 	}
 	if _, err := d.writer.ExecContext(ctx, "DELETE FROM list_keys"); err != nil {
 		t.Fatal(err)
@@ -81,6 +84,9 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := d.writer.ExecContext(ctx, sites); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.writer.ExecContext(ctx, typeCats); err != nil {
 		t.Fatal(err)
 	}
 	d.changed()

@@ -100,6 +100,11 @@ func planServices(v dirsvc.Viewer, q dirsvc.ServiceQuery) servicePlan {
 			pl.filters = append(pl.filters, f)
 		}
 	}
+	// Types with categories: the pairs first, which count exactly the services that have both (a
+	// type's services are all of one category, so a type and another category share none).
+	for _, cats := range [][]string{q.Categories, v.Narrowing.Categories} {
+		add(pl.typeCatFilter(q.Types, cats), len(q.Types) > 0 && len(cats) > 0)
+	}
 	add(pl.keyFilter(keyType, q.Types), len(q.Types) > 0)
 	add(pl.keyFilter(keyCat, q.Categories), len(q.Categories) > 0)
 	add(pl.keyFilter(keyCat, v.Narrowing.Categories), len(v.Narrowing.Categories) > 0)
@@ -123,6 +128,17 @@ func (pl servicePlan) keyArms(prefixes, values []string) []sqlCond {
 		}
 	}
 	return arms
+}
+
+// typeCatFilter is the filter that the service has one of the types and one of the categories.
+func (pl servicePlan) typeCatFilter(types, cats []string) listFilter {
+	var pairs []string
+	for _, t := range types {
+		for _, c := range cats {
+			pairs = append(pairs, t+"|"+c)
+		}
+	}
+	return pl.keyFilter(keyTypeCat, pairs)
 }
 
 // keyFilter is the filter that the service carries, for the audience, one of the keys prefix+value.

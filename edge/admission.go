@@ -13,21 +13,20 @@ import (
 
 // Admission keeps the capacity that record reads need whatever else is asked of a node.
 //
-// Every read route is admitted against a bound of requests in flight; past it a request waits at
-// most AdmissionWait for a slot and is then shed: 503 with Retry-After, at once, instead of queueing
-// behind work the node cannot finish in time. Expensive requests (lists and searches: each may read
-// many records) are admitted again against a small bound of their own, per directory and for the
-// node, so that together they never hold more than half the CPUs and one directory's lists cannot
-// take the share of another's; each has a time budget, past which its query is interrupted and it is
-// answered 503. A record read is never held back by lists: it needs only a slot of the first bound,
-// which lists cannot fill.
+// Every cheap read route (a record, a document) is admitted against a bound of requests in flight;
+// past it a request waits at most Admission.Wait for a slot and is then shed: 503 with Retry-After,
+// instead of queueing behind work the node cannot finish in time. Expensive requests (lists and
+// searches: each may read many records) are admitted against bounds of their own instead, per
+// directory and for the node (one per CPU), and wait at most Admission.ExpensiveWait; each has a time
+// budget, past which its query is interrupted and it is answered 503. A record read is never held
+// back by lists: lists take no slot of its bound, and at most one per CPU runs at a time.
 
 // Admission limits. Zero fields of a Config's Admission take these.
 const (
 	// DefaultAdmissionWait is the longest a request waits for a slot before it is shed.
-	DefaultAdmissionWait = 100 * time.Millisecond
+	DefaultAdmissionWait = 50 * time.Millisecond
 	// DefaultExpensiveWait is the longest an expensive request waits for a slot of its own.
-	DefaultExpensiveWait = time.Second
+	DefaultExpensiveWait = 250 * time.Millisecond
 	// DefaultExpensiveBudget is the time an expensive request's work may take once admitted.
 	DefaultExpensiveBudget = 2 * time.Second
 )
@@ -37,7 +36,7 @@ type Admission struct {
 	// InFlight bounds the read requests in flight; zero means 64 per CPU.
 	InFlight int
 	// Expensive bounds the expensive requests in flight on the node, and per directory; zero means
-	// half the CPUs (at least one).
+	// one per CPU.
 	Expensive int
 	// Wait, ExpensiveWait and ExpensiveBudget: see the defaults above.
 	Wait, ExpensiveWait, ExpensiveBudget time.Duration
@@ -49,7 +48,7 @@ func (a Admission) withDefaults() Admission {
 		a.InFlight = 64 * cpus
 	}
 	if a.Expensive <= 0 {
-		a.Expensive = max(1, cpus/2)
+		a.Expensive = cpus
 	}
 	if a.Wait <= 0 {
 		a.Wait = DefaultAdmissionWait
@@ -135,11 +134,10 @@ func (s *Server) read(h http.HandlerFunc) http.HandlerFunc {
 // errOverBudget is the cause of an expensive request's context ending at its time budget.
 var errOverBudget = errors.New("the request's time budget is spent")
 
-// expensive admits an expensive read route's requests: against the bound of requests in flight, then
-// against the expensive bounds of the node and of the request's directory; once admitted, its work
-// has the time budget.
+// expensive admits an expensive read route's requests against the expensive bounds of the request's
+// directory and of the node; once admitted, its work has the time budget.
 func (s *Server) expensive(h http.HandlerFunc) http.HandlerFunc {
-	return s.read(func(w http.ResponseWriter, r *http.Request) {
+	return func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		dir := s.admit.perDir[shardOf(r.PathValue("dir"))]
 		if !acquire(ctx, dir, s.admit.cfg.ExpensiveWait) {
@@ -155,7 +153,7 @@ func (s *Server) expensive(h http.HandlerFunc) http.HandlerFunc {
 		ctx, cancel := context.WithTimeoutCause(ctx, s.admit.cfg.ExpensiveBudget, errOverBudget)
 		defer cancel()
 		h(w, r.WithContext(ctx))
-	})
+	}
 }
 
 // overBudget reports whether the request's context ended at its time budget (not by its client).

@@ -34,8 +34,9 @@ func (p *parser) check() error {
 	for _, rec := range p.snap.Records {
 		m := rec.Base()
 		p.line = p.lines[m.PublicID]
-		for kind, ids := range rec.Refs() {
-			for _, id := range ids {
+		refs := rec.Refs()
+		for _, kind := range refOrder { // a fixed order: the same file gives the same error
+			for _, id := range refs[kind] {
 				if _, ok := p.lines[id]; !ok || dirsvc.KindOfID(id) != kind {
 					return p.fail(m.PublicID, string(kind), "%q is not %s in the file", id, withArticle(string(kind)))
 				}
@@ -162,6 +163,9 @@ func (p *parser) checkTaxonomy() error {
 }
 
 // withArticle returns a noun with its indefinite article: "an organisation", "a service".
+// refOrder is the order in which a record's references are checked.
+var refOrder = []dirsvc.Kind{dirsvc.KindOrganisation, dirsvc.KindLocation, dirsvc.KindService, dirsvc.KindPractitioner}
+
 func withArticle(noun string) string {
 	if noun != "" && strings.ContainsRune("aeiou", rune(noun[0])) {
 		return "an " + noun
