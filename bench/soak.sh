@@ -18,13 +18,13 @@ services=${1:-100000}
 soak=${2:-8m}
 source "$(dirname "$0")/setup.sh"
 
-# Paths: record pages (of records live and public, as bench/setup.sh picks services) and list
-# queries of every shape, with values of the directory.
+# Paths: record pages (kept once the server runs: those the public may see) and list queries of every
+# shape, with values of the directory.
 file="$out/demo-$services.ndjson"
-grep '"kind":"location"' "$file" | grep -v '"state":' | grep -v '"audiences"' | awk 'NR <= 20000' | sed 's/.*"publicId":"\([^"]*\)".*/\/v1\/d\/demo\/locations\/\1/' > "$out/pages.txt"
-grep '"kind":"organisation"' "$file" | grep -v '"state":' | grep -v '"audiences"' | awk 'NR <= 20000' | sed 's/.*"publicId":"\([^"]*\)".*/\/v1\/d\/demo\/organisations\/\1/' >> "$out/pages.txt"
-head -20000 "$out/ids.txt" | sed 's/.*/\/v1\/d\/demo\/services\/&/' >> "$out/pages.txt"
-areas=($(grep -m 2000 '"kind":"location"' "$file" | grep -o '"areas":\[[^]]*\]' | grep -o '"[a-z]*:[^"]*"' | tr -d '"' | sort -u | shuf -n 200 --random-source=<(yes)))
+grep '"kind":"location"' "$file" | awk 'NR <= 3000' | sed 's/.*"publicId":"\([^"]*\)".*/\/v1\/d\/demo\/locations\/\1/' > "$out/pages.txt"
+grep '"kind":"organisation"' "$file" | awk 'NR <= 3000' | sed 's/.*"publicId":"\([^"]*\)".*/\/v1\/d\/demo\/organisations\/\1/' >> "$out/pages.txt"
+head -3000 "$out/ids.txt" | sed 's/.*/\/v1\/d\/demo\/services\/&/' >> "$out/pages.txt"
+areas=($(grep -m 2000 '"kind":"location"' "$file" | grep -o '"areas":\[[^]]*\]' | grep -o '"[a-z]\+:[^"]*"' | tr -d '"' | sort -u | shuf -n 200 --random-source=<(yes)))
 types=($(grep -m 20000 '"kind":"service"' "$file" | grep -o '"type":"[^"]*"' | cut -d'"' -f4 | sort -u))
 cats=($(grep '"kind":"category"' "$file" | grep -o '"code":"[^"]*"' | cut -d'"' -f4 | sort -u))
 pick() { local a=("$@"); echo "${a[RANDOM % ${#a[@]}]}"; }
@@ -68,6 +68,10 @@ deepen() {
   done < "$f" > "$f.deep" && mv "$f.deep" "$f"
 }
 for f in "$out"/shape-*cursor*.txt; do deepen "$f"; done
+xargs -P4 -I{} sh -c 'test "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:8090{}")" = 200 && echo "{}"' \
+  < "$out/pages.txt" > "$out/pages.public" || true
+mv "$out/pages.public" "$out/pages.txt"
+echo "$(wc -l < "$out/pages.txt") record pages the public may see"
 grep -v 'cursor=DEEP' "$out/lists.txt" > "$out/lists.deep" || true
 cat "$out"/shape-*cursor*.txt >> "$out/lists.deep"; mv "$out/lists.deep" "$out/lists.txt"
 
@@ -86,10 +90,11 @@ rss() { awk '/RssAnon/ {a=$2} /RssFile/ {f=$2} END {printf "anonymous %d MB, fil
 
 echo "== 2. the soak mix, 32 connections, $soak (target >= 3000 req/s, p99 <= 50 ms, memory flat)"
 echo "  (answers other than 2xx and 3xx: 404 for the generated records the public may not see, 503 for lists shed)"
-( while kill -0 $serve 2>/dev/null; do sleep 30; echo "  memory: $(rss)"; done ) &
+( while kill -0 $serve 2>/dev/null; do sleep 30; echo "  memory: $(rss)"; done ) > "$out/memory.txt" 2>&1 &
 sampler=$!
 mix -t2 -c32 -d"$soak" | tee "$out/wrk-soak.txt" | grep -E 'Requests/sec|p99|Non-2xx'
 kill $sampler 2>/dev/null || true
+cat "$out/memory.txt"
 
 echo "== 3. record reads beside eight anonymous list clients at their allowed rate (target ratio >= 0.90)"
 alone=$(ONLY=reads mix -t1 -c32 -d20s | awk '/Requests\/sec/ {print $2}')

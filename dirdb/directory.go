@@ -35,6 +35,7 @@ type Directory struct {
 
 	readers *sql.DB
 	records *recordReaders // single record reads, on connections of readers kept for them
+	lists   stmtCache      // statements of list queries, by text
 	cache   *viewCache
 
 	wmu    sync.Mutex // serialises writes across both files
@@ -148,7 +149,7 @@ func (d *Directory) close() error {
 	if d.records != nil {
 		errs = append(errs, d.records.close())
 	}
-	errs = append(errs, d.readers.Close())
+	errs = append(errs, d.lists.close(), d.readers.Close())
 	if d.writer != nil {
 		errs = append(errs, d.writer.Close())
 	}

@@ -100,14 +100,18 @@ func planServices(v dirsvc.Viewer, q dirsvc.ServiceQuery) servicePlan {
 			pl.filters = append(pl.filters, f)
 		}
 	}
-	// Types with categories: the pairs first, which count exactly the services that have both (a
-	// type's services are all of one category, so a type and another category share none).
-	for _, cats := range [][]string{q.Categories, v.Narrowing.Categories} {
-		add(pl.typeCatFilter(q.Types, cats), len(q.Types) > 0 && len(cats) > 0)
+	// Types with categories: the services that have both carry one of the pairs' keys, so the pairs
+	// take the place of both filters and count exactly what the page walks (a type's services are
+	// all of one category: a type and another category share none, found at once).
+	if len(q.Types) > 0 && (len(q.Categories) > 0 || len(v.Narrowing.Categories) > 0) {
+		for _, cats := range [][]string{q.Categories, v.Narrowing.Categories} {
+			add(pl.typeCatFilter(q.Types, cats), len(cats) > 0)
+		}
+	} else {
+		add(pl.keyFilter(keyType, q.Types), len(q.Types) > 0)
+		add(pl.keyFilter(keyCat, q.Categories), len(q.Categories) > 0)
+		add(pl.keyFilter(keyCat, v.Narrowing.Categories), len(v.Narrowing.Categories) > 0)
 	}
-	add(pl.keyFilter(keyType, q.Types), len(q.Types) > 0)
-	add(pl.keyFilter(keyCat, q.Categories), len(q.Categories) > 0)
-	add(pl.keyFilter(keyCat, v.Narrowing.Categories), len(v.Narrowing.Categories) > 0)
 	add(pl.areaFilter(q.Areas), len(q.Areas) > 0)
 	add(pl.areaFilter(v.Narrowing.Areas), len(v.Narrowing.Areas) > 0)
 	add(pl.organisationFilter(q.Organisations), len(q.Organisations) > 0)
@@ -325,7 +329,7 @@ func (d *Directory) driver(ctx context.Context, pl servicePlan) (int, error) {
 		}
 		c := pl.count(i, max)
 		var n int
-		if err := d.readers.QueryRowContext(ctx, c.sql, c.args...).Scan(&n); err != nil {
+		if err := d.lists.queryRow(ctx, d.readers, c.sql, c.args...).Scan(&n); err != nil {
 			return 0, fmt.Errorf("count candidates: %w", err)
 		}
 		if n < max {

@@ -224,7 +224,7 @@ func viewsPage(v dirsvc.Viewer, kind dirsvc.Kind, after string, limit int, cond 
 
 // readPage runs the page statement q, which asks for limit+1 views.
 func (d *Directory) readPage(ctx context.Context, q sqlCond, limit int) (dirsvc.Page, error) {
-	rows, err := d.readers.QueryContext(ctx, q.sql, q.args...)
+	rows, err := d.lists.query(ctx, d.readers, q.sql, q.args...)
 	if err != nil {
 		return dirsvc.Page{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"slices"
@@ -262,8 +263,8 @@ func listenURL(addr net.Addr) string {
 
 // startMetrics serves, on their own (private) address when one is given, Prometheus metrics at
 // /metrics (the replication's: Litestream's per file on a primary, the follower's per directory on
-// an edge; and the Go runtime's) and the node's full health report at /healthz (the public
-// /healthz says only whether the node is healthy).
+// an edge; and the Go runtime's), the node's full health report at /healthz (the public
+// /healthz says only whether the node is healthy), and Go's profiles at /debug/pprof/.
 func (m *Main) startMetrics(addr string, report http.Handler) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
@@ -275,6 +276,9 @@ func (m *Main) startMetrics(addr string, report http.Handler) (stop func(), err 
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.Handler())
 	mux.Handle("GET /healthz", report)
+	// Profiles of the running process, for an operator diagnosing load (private, as the rest).
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	m.Log.Info("metrics", "addr", ln.Addr().String())
