@@ -54,14 +54,14 @@ lag() {
   id=$(sed -n 7p "$out/edge-ids.txt")
   for i in $(seq 20); do
     if [ $((i % 2)) = 1 ]; then op=takedown want=404; else op=restore want=200; fi
-    "$out/dirsvc" record --data "$data" --dir demo "$op" "$id" >/dev/null
+    "$out/dirsvc" record --data "$data" --dir demo "$op" "$id" >/dev/null 2>&1
     t0=$(date +%s%N)
     until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:8092/v1/d/demo/services/$id?view=brief")" = "$want" ]; do :; done
     ms+=($(( ($(date +%s%N) - t0) / 1000000 )))
   done
   printf '%s\n' "${ms[@]}" | sort -n | awk '{a[NR]=$1} END {printf "p50 %d ms, max %d ms", a[int((NR+1)/2)], a[NR]}'
 }
-grep -m 2000 '"kind":"location"' "$file" | grep -o '"areas":\[[^]]*\]' | grep -o '"[a-z]*:[^"]*"' | tr -d '"' | sort -u \
+grep -m 2000 '"kind":"location"' "$file" | grep -o '"areas":\[[^]]*\]' | grep -o '"[a-z]\+:[^"]*"' | tr -d '"' | sort -u \
   | sed 's/.*/\/v1\/d\/demo\/services?area=&\&limit=100/' > "$out/edge-lists.txt"
 echo "== the edge's lag after a change on the primary"
 echo "without load: $(lag)"
