@@ -1,13 +1,11 @@
 package dirdb
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/dirsvc/dirsvc/primary/demo"
 	"github.com/dirsvc/dirsvc/schema"
 )
 
@@ -16,22 +14,7 @@ import (
 // introduced the table derives from the same published views (SQL).
 func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var buf bytes.Buffer
-	if err := demo.Demo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	d, err := s.CreateDirectory(ctx, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Import(ctx, parseForTest(t, buf.Bytes())); err != nil {
-		t.Fatal(err)
-	}
+	d := demoDirectory(t)
 	keys := func() string {
 		rows, err := d.readers.QueryContext(ctx, "SELECT public_id, key, audiences FROM list_keys ORDER BY public_id, key")
 		if err != nil {

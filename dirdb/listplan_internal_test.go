@@ -1,7 +1,6 @@
 package dirdb
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
-	"github.com/dirsvc/dirsvc/primary/demo"
 )
 
 // listShape is one service list query: a viewer and a query.
@@ -279,22 +277,7 @@ func referencePage(v dirsvc.Viewer, q dirsvc.ServiceQuery) sqlCond {
 // before pinned plans returns: the same services for every audience, filter and narrowing.
 func TestListPlansFindWhatTheListFoundBefore(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var buf bytes.Buffer
-	if err := demo.Demo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	d, err := s.CreateDirectory(ctx, "demo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Import(ctx, parseForTest(t, buf.Bytes())); err != nil {
-		t.Fatal(err)
-	}
+	d := demoDirectory(t)
 	// Values the directory holds: the most common keys of each kind, and two organisations.
 	common := func(prefix string, n int) []string {
 		rows, err := d.readers.Query("SELECT substr(key, ?) FROM list_keys WHERE key GLOB ? GROUP BY key ORDER BY count(*) DESC, key LIMIT ?",

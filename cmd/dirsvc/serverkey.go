@@ -30,32 +30,39 @@ func (m *Main) serverKey(ctx context.Context, store *dirdb.Store, acceptNew bool
 // in a secret store or give as $DIRSVC_SERVER_KEY. It prints only a key that the folder's partner
 // clients were made under.
 func (m *Main) printServerKey(ctx context.Context) error {
-	store, err := dirdb.Open(ctx, m.Data)
+	store, key, err := m.keyedStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	key, err := m.serverKey(ctx, store, false)
-	if err != nil {
-		return err
-	}
 	_, err = fmt.Fprintln(m.Stdout, primary.EncodeServerKey(key))
 	return err
+}
+
+// keyedStore opens the data folder and returns it with its server key, checked against its
+// partner clients (the caller closes the store).
+func (m *Main) keyedStore(ctx context.Context) (*dirdb.Store, []byte, error) {
+	store, err := dirdb.Open(ctx, m.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := m.serverKey(ctx, store, false)
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return store, key, nil
 }
 
 // signingKeys runs change (when not nil) on the data folder's token signing keys and prints what it
 // did, then lists the keys: each key's ID, when it was published, and whether it signs or when it is
 // retired.
 func (m *Main) signingKeys(ctx context.Context, change func(*primary.Access) (string, error)) error {
-	store, err := dirdb.Open(ctx, m.Data)
+	store, key, err := m.keyedStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	key, err := m.serverKey(ctx, store, false)
-	if err != nil {
-		return err
-	}
 	access, err := primary.NewAccess(ctx, store, key, nil)
 	if err != nil {
 		return err
