@@ -156,5 +156,24 @@ func (s *Server) expensive(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// handleExpensive registers an expensive read route (see expensive); with Config.ListCost above one,
+// its requests count as that many against the caller's rate limit.
+func (s *Server) handleExpensive(pattern string, h http.HandlerFunc) {
+	s.expensiveRoutes[pattern] = true
+	s.mux.HandleFunc(pattern, s.expensive(h))
+}
+
+// costOf returns how many requests of the caller's rate limit a request counts as: ListCost for an
+// expensive route, else one.
+func (s *Server) costOf(r *http.Request) int {
+	if s.cfg.ListCost <= 1 {
+		return 1
+	}
+	if _, pattern := s.mux.Handler(r); s.expensiveRoutes[pattern] {
+		return s.cfg.ListCost
+	}
+	return 1
+}
+
 // overBudget reports whether the request's context ended at its time budget (not by its client).
 func overBudget(r *http.Request) bool { return errors.Is(context.Cause(r.Context()), errOverBudget) }

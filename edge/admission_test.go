@@ -105,3 +105,30 @@ func TestAnExpensiveRequestHasATimeBudget(t *testing.T) {
 		t.Errorf("a record read: %d", r.status)
 	}
 }
+
+// TestListsCanCostMore counts lists as three requests of an anonymous limit of six a minute: two
+// lists spend it; record reads (on another server) still count one each.
+func TestListsCanCostMore(t *testing.T) {
+	s := newTestServerWith(t, func(c *edge.Config) {
+		c.ListCost = 3
+		c.AnonymousLimits = edge.Limits{PerMinute: 6, PerDay: 1000}
+	}, smallFixture(t))
+	for i, want := range []int{200, 200, 429} {
+		if r := s.get(t, "/v1/d/small/services?limit=5"); r.status != want {
+			t.Errorf("list %d: %d, want %d", i+1, r.status, want)
+		}
+	}
+	// Record reads from another caller: six of them.
+	s2 := newTestServerWith(t, func(c *edge.Config) {
+		c.ListCost = 3
+		c.AnonymousLimits = edge.Limits{PerMinute: 6, PerDay: 1000}
+	}, smallFixture(t))
+	for i := range 6 {
+		if r := s2.get(t, "/v1/d/small/services/svc_gp"); r.status != 200 {
+			t.Errorf("record read %d: %d", i+1, r.status)
+		}
+	}
+	if r := s2.get(t, "/v1/d/small/services/svc_gp"); r.status != 429 {
+		t.Errorf("the seventh record read: %d, want 429", r.status)
+	}
+}

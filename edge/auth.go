@@ -78,11 +78,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			tok, tokErr = s.verify(r)
 		}
 		if tok != nil {
-			d = s.clients.take(clientLimitKey{tok.ClientID, tok.Directory}, tok.Limit, now)
+			d = s.clients.takeN(clientLimitKey{tok.ClientID, tok.Directory}, tok.Limit, now, s.costOf(r))
 			h[keyRateLimitPolicy] = tok.policy
 			h[keyCacheControl] = privateNoStore
 		} else {
-			d = s.anonymous.take(s.clientKey(r), s.cfg.AnonymousLimits, now)
+			d = s.anonymous.takeN(s.clientKey(r), s.cfg.AnonymousLimits, now, s.costOf(r))
 			h[keyRateLimitPolicy] = anonPolicy
 		}
 		if !d.ok {

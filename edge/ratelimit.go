@@ -68,12 +68,13 @@ func (b *bucket) refill(now time.Time) {
 	}
 }
 
-// wait returns how long until the bucket holds a whole token.
-func (b *bucket) wait() time.Duration {
-	if b.tokens >= 1 {
+// wait returns how long until the bucket holds n tokens (at most its size).
+func (b *bucket) wait(n float64) time.Duration {
+	n = min(n, b.size)
+	if b.tokens >= n {
 		return 0
 	}
-	return time.Duration((1 - b.tokens) / b.perSecond * float64(time.Second))
+	return time.Duration((n - b.tokens) / b.perSecond * float64(time.Second))
 }
 
 // untilFull returns how long until the bucket is full again.
@@ -176,6 +177,12 @@ type decision struct {
 
 // take takes one request for key at now from both buckets, or from neither; lim sizes the buckets.
 func (l *limiter[K]) take(key K, lim Limits, now time.Time) decision {
+	return l.takeN(key, lim, now, 1)
+}
+
+// takeN takes a request that counts as cost requests (a list, when lists cost more; at most a
+// whole bucket).
+func (l *limiter[K]) takeN(key K, lim Limits, now time.Time, cost int) decision {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if now.Sub(l.swept) >= sweepEvery {
@@ -186,11 +193,12 @@ func (l *limiter[K]) take(key K, lim Limits, now time.Time) decision {
 	b.day.resize(lim.PerDay, 24*time.Hour)
 	b.minute.refill(now)
 	b.day.refill(now)
-	if wait := max(b.minute.wait(), b.day.wait()); wait > 0 {
+	n := float64(cost)
+	if wait := max(b.minute.wait(n), b.day.wait(n)); wait > 0 {
 		return decision{retryAfter: wait}
 	}
-	b.minute.tokens--
-	b.day.tokens--
+	b.minute.tokens -= min(n, b.minute.size)
+	b.day.tokens -= min(n, b.day.size)
 	d := decision{ok: true, policy: "minute", remaining: int(b.minute.tokens), reset: b.minute.untilFull()}
 	if day := int(b.day.tokens); day < d.remaining {
 		d.policy, d.remaining, d.reset = "day", day, b.day.untilFull()

@@ -11,15 +11,15 @@ import (
 // routes registers every read route. It is the one list of what the edge serves.
 func (s *Server) routes() {
 	// Lists and searches are expensive (see admission); every other read is admitted as a read.
-	s.mux.HandleFunc("GET /v1/d/{dir}/services", s.expensive(s.handleListServices))
+	s.handleExpensive("GET /v1/d/{dir}/services", s.handleListServices)
 	s.mux.HandleFunc("GET /v1/d/{dir}/services/{publicId}", s.read(s.handleGetService))
 	s.mux.HandleFunc("GET /v1/d/{dir}/locations/{publicId}", s.read(s.handleGetLocation))
 	s.mux.HandleFunc("GET /v1/d/{dir}/organisations/{publicId}", s.read(s.handleGetOrganisation))
 	s.mux.HandleFunc("GET /v1/d/{dir}/organisations/{publicId}/leadership", s.read(s.handleGetLeadership))
-	s.mux.HandleFunc("GET /v1/d/{dir}/practitioners", s.expensive(s.handleListPractitioners))
+	s.handleExpensive("GET /v1/d/{dir}/practitioners", s.handleListPractitioners)
 	s.mux.HandleFunc("GET /v1/d/{dir}/practitioners/{publicId}", s.read(s.handleGetPractitioner))
 	s.mux.HandleFunc("GET /v1/d/{dir}/roles/{publicId}", s.read(s.handleGetRole))
-	s.mux.HandleFunc("GET /v1/d/{dir}/identifiers/search", s.expensive(s.handleSearchIdentifiers))
+	s.handleExpensive("GET /v1/d/{dir}/identifiers/search", s.handleSearchIdentifiers)
 	s.mux.HandleFunc("GET /v1/d/{dir}/developers", s.read(s.handleGetDevelopers))
 	s.mux.HandleFunc("GET /v1/openapi.json", s.read(s.handleGetOpenAPI))
 	s.mux.HandleFunc("GET /oauth/jwks.json", s.read(s.handleGetJWKS)) // JWKSPath

@@ -47,6 +47,9 @@ type Config struct {
 	Forwarding *Forwarding
 	// Admission bounds the requests in flight and the expensive ones; zero fields take defaults.
 	Admission Admission
+	// ListCost is how many requests of the caller's rate limit a list or search counts as; zero or
+	// one counts every request as one, as the specification's limits are written.
+	ListCost int
 	// EdgeToken, on a primary, is its replication token: a request forwarded by an edge that
 	// presents the vouching credential derived from it (see vouching) is limited by the client
 	// address the edge names.
@@ -63,9 +66,11 @@ type Server struct {
 	clients   *limiter[clientLimitKey]
 	tokens    tokenCache
 	admit     *admission
-	bodies    *bodyCache   // coded forms of bodies composed at read time
-	vouch     string       // on a primary with a replication token, the credential edges vouch with
-	forward   http.Handler // on an edge, what sends a request to the primary; nil elsewhere
+	// expensiveRoutes are the patterns of the expensive read routes (handleExpensive).
+	expensiveRoutes map[string]bool
+	bodies          *bodyCache   // coded forms of bodies composed at read time
+	vouch           string       // on a primary with a replication token, the credential edges vouch with
+	forward         http.Handler // on an edge, what sends a request to the primary; nil elsewhere
 	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
 	tokenFailures tokenFailures
 }
@@ -86,7 +91,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
 		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited),
-		bodies: newBodyCache(), admit: newAdmission(cfg.Admission)}
+		bodies: newBodyCache(), admit: newAdmission(cfg.Admission), expensiveRoutes: map[string]bool{}}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}

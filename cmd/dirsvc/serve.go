@@ -198,7 +198,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 // httpFlags are the flags of every mode that serves the API.
 type httpFlags struct {
 	baseURL, ipHeader, metricsAddr, memoryLimit *string
-	perMinute, perDay                           *int
+	perMinute, perDay, listCost                 *int
 }
 
 func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
@@ -207,6 +207,7 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 		ipHeader:    fs.String("client-ip-header", envOr("DIRSVC_CLIENT_IP_HEADER", ""), "header in which a trusted proxy in front names the client's address, e.g. Fly-Client-IP ($DIRSVC_CLIENT_IP_HEADER); set it only behind such a proxy"),
 		perMinute:   fs.Int("anonymous-per-minute", envInt("DIRSVC_ANONYMOUS_PER_MINUTE", edge.DefaultAnonymousLimits.PerMinute), "requests a minute per anonymous client address"),
 		perDay:      fs.Int("anonymous-per-day", envInt("DIRSVC_ANONYMOUS_PER_DAY", edge.DefaultAnonymousLimits.PerDay), "requests a day per anonymous client address"),
+		listCost:    fs.Int("list-cost", envInt("DIRSVC_LIST_COST", 1), "requests of a caller's rate limit that a list or search counts as; 1 counts every request alike, as the specification's limits do ($DIRSVC_LIST_COST)"),
 		memoryLimit: fs.String("memory-limit", envOr("DIRSVC_MEMORY_LIMIT", ""), "soft memory limit of the Go runtime, e.g. 1536MiB or 2GB ($DIRSVC_MEMORY_LIMIT); GOMEMLIMIT in the environment wins; default 80% of the cgroup's memory limit, else of physical memory. The view cache takes a quarter of it, at most 256 MiB"),
 		metricsAddr: fs.String("metrics-addr", envOr("DIRSVC_METRICS_ADDR", ""), "private address of Prometheus metrics (/metrics) and the full health report (/healthz), e.g. 127.0.0.1:9090 ($DIRSVC_METRICS_ADDR)"),
 	}
@@ -218,6 +219,9 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 // never from a request's Host: primary and edge modes require it (the primary and its edges give the
 // same), and serve mode, when it is not given, takes the address it listens on.
 func (f *httpFlags) config(log *slog.Logger, mode string, addr net.Addr) (edge.Config, error) {
+	if *f.listCost < 1 {
+		return edge.Config{}, usagef("--list-cost must be at least 1")
+	}
 	if *f.perMinute < 1 || *f.perDay < 1 {
 		return edge.Config{}, usagef("--anonymous-per-minute and --anonymous-per-day must be at least 1")
 	}
@@ -235,7 +239,7 @@ func (f *httpFlags) config(log *slog.Logger, mode string, addr net.Addr) (edge.C
 		return edge.Config{}, usagef("--base-url is required in %s mode: the public address of the service, e.g. https://directory.example.org, the same on the primary and every edge", mode)
 	}
 	return edge.Config{Logger: log, BaseURL: base, ClientIPHeader: *f.ipHeader,
-		AnonymousLimits: edge.Limits{PerMinute: *f.perMinute, PerDay: *f.perDay}}, nil
+		AnonymousLimits: edge.Limits{PerMinute: *f.perMinute, PerDay: *f.perDay}, ListCost: *f.listCost}, nil
 }
 
 // checkBaseURL reports what is wrong with a base URL: it must be an absolute http or https address
