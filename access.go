@@ -76,8 +76,22 @@ func (n Narrowing) Narrowed() bool { return len(n.Areas)+len(n.Categories)+len(n
 // AllowsKind reports whether records of kind k may be inside the narrowing at all.
 func (n Narrowing) AllowsKind(k Kind) bool { return len(n.Kinds) == 0 || slices.Contains(n.Kinds, k) }
 
-// Validate checks every entry of the narrowing.
+// The most areas and categories a narrowing holds: a read of a client narrowed by both checks each
+// pair of them (at most 1,000), whatever the record.
+const (
+	MaxNarrowingAreas      = 50
+	MaxNarrowingCategories = 20
+)
+
+// Validate checks every entry of the narrowing, and that it holds at most MaxNarrowingAreas areas
+// and MaxNarrowingCategories categories.
 func (n Narrowing) Validate() error {
+	if len(n.Areas) > MaxNarrowingAreas {
+		return InvalidParam("areas", "a narrowing holds at most %d areas, not %d", MaxNarrowingAreas, len(n.Areas))
+	}
+	if len(n.Categories) > MaxNarrowingCategories {
+		return InvalidParam("categories", "a narrowing holds at most %d categories, not %d", MaxNarrowingCategories, len(n.Categories))
+	}
 	for _, a := range n.Areas {
 		if !ValidArea(a) {
 			return InvalidParam("areas", "%q is not an area ID (type:code)", a)

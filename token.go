@@ -125,14 +125,14 @@ func VerifyToken(raw string, keys TokenKeys, issuer string, now time.Time) (*Acc
 	if err := json.Unmarshal(cb, &t); err != nil {
 		return nil, ErrInvalidToken
 	}
-	// Only what a grant can hold is honoured: a served tier and a limit; never the staff tier; and
-	// only the life the issuer gives (a token claiming more was not made by it), from its issue or
-	// not-before time on.
+	// Only what a grant can hold is honoured: a served tier, a limit and a valid narrowing; never the
+	// staff tier; and only the life the issuer gives (a token claiming more was not made by it), from
+	// its issue or not-before time on.
 	skew := int64(ClockSkew / time.Second)
 	if unix := now.Unix(); t.Expires <= unix || t.IssuedAt <= 0 || t.IssuedAt > unix+skew || t.NotBefore > unix+skew ||
 		t.Expires-t.IssuedAt > int64(TokenLifetime/time.Second) || t.Issuer != issuer || issuer == "" ||
 		!ValidSlug(t.Directory) || t.ClientID == "" || !slices.Contains(ServedAudiences, t.Tier) ||
-		t.Limit.PerMinute < 1 || t.Limit.PerDay < 1 {
+		t.Limit.PerMinute < 1 || t.Limit.PerDay < 1 || t.Narrowing.Validate() != nil {
 		return nil, ErrInvalidToken
 	}
 	t.KeyID = h.Kid

@@ -3,6 +3,7 @@ package dirsvc_test
 import (
 	"crypto/ed25519"
 	"crypto/rand"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,16 @@ func TestVerifyTokenHonoursOnlyWhatAGrantCanHold(t *testing.T) {
 		"another issuer":          func(t *dirsvc.AccessToken) { t.Issuer = "https://evil.example" },
 		"no issuer":               func(t *dirsvc.AccessToken) { t.Issuer = "" },
 		"the issuer with a slash": func(t *dirsvc.AccessToken) { t.Issuer = issuer + "/" },
+		"a narrowing of 51 areas": func(t *dirsvc.AccessToken) {
+			for i := range dirsvc.MaxNarrowingAreas + 1 {
+				t.Narrowing.Areas = append(t.Narrowing.Areas, fmt.Sprintf("postcode:%d", 2000+i))
+			}
+		},
+		"a narrowing of 21 categories": func(t *dirsvc.AccessToken) {
+			for i := range dirsvc.MaxNarrowingCategories + 1 {
+				t.Narrowing.Categories = append(t.Narrowing.Categories, fmt.Sprintf("category_%d", i))
+			}
+		},
 	} {
 		tok := good()
 		change(tok)

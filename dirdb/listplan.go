@@ -218,17 +218,24 @@ WHERE op.updated_ms >= ? AND op.public_id >= 'org_' AND op.public_id < 'org` + "
 }
 
 // keyMember is the condition that the record idExpr carries, for the audience bit, one of the keys
-// prefix+value: a lookup of the list_keys primary key (public_id, key). LIMIT 1 keeps SQLite from
-// making an EXISTS a join, whose place in the join order it chose by statistics; every EXISTS of the
-// lists has one.
+// prefix+value: a lookup of the list_keys primary key (public_id, key).
 func keyMember(idExpr, prefix string, values []string, bit int64) sqlCond {
+	return keyIn("list_keys", idExpr, prefix, values, bit)
+}
+
+// keyIn is the condition that the record idExpr holds, in the table of keys (list_keys or
+// narrowing_keys), one of the keys prefix+value for the audience bit: one probe of the table's
+// primary key (public_id, key) a value, whether or not the directory holds the record. LIMIT 1 keeps
+// SQLite from making an EXISTS a join, whose place in the join order it chose by statistics; every
+// EXISTS of the lists has one.
+func keyIn(table, idExpr, prefix string, values []string, bit int64) sqlCond {
 	args := make([]any, 0, len(values)+1)
 	for _, v := range values {
 		args = append(args, prefix+v)
 	}
 	args = append(args, bit)
-	return sqlCond{fmt.Sprintf("EXISTS (SELECT 1 FROM list_keys k INDEXED BY sqlite_autoindex_list_keys_1 WHERE k.public_id = %s AND k.key IN (%s) AND k.audiences & ? != 0 LIMIT 1)",
-		idExpr, placeholders(len(values))), args}
+	return sqlCond{fmt.Sprintf("EXISTS (SELECT 1 FROM %[1]s k INDEXED BY sqlite_autoindex_%[1]s_1 WHERE k.public_id = %[2]s AND k.key IN (%[3]s) AND k.audiences & ? != 0 LIMIT 1)",
+		table, idExpr, placeholders(len(values))), args}
 }
 
 // candidates returns the SELECT of a filter's candidates (arms or gather).

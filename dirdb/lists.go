@@ -110,21 +110,17 @@ func serviceInPlace(idExpr string, n dirsvc.Narrowing, bit int64) sqlCond {
 	return every(serviceInAreas(idExpr, n.Areas, bit), hasKey(idExpr, keyCat, n.Categories, bit))
 }
 
-// visibleRef is the condition that some record of kind, referring to idExpr by column col, is
-// visible to the audience and meets cond (written on the alias x).
-func visibleRef(kind dirsvc.Kind, col, idExpr string, bit int64, cond sqlCond) sqlCond {
-	return sqlCond{fmt.Sprintf(`EXISTS (SELECT 1 FROM records x JOIN projections xp ON xp.public_id = x.public_id AND xp.audiences & ? != 0
-WHERE x.%s = %s AND x.kind = ? AND %s LIMIT 1)`, col, idExpr, cond.sql), append([]any{bit, string(kind)}, cond.args...)}
-}
-
 // inside is the condition that the record idExpr, of kind, is inside the viewer's narrowing:
 //   - a service when it lies in the areas and categories;
 //   - a location when it lies in the areas and, with categories, a service of those is there;
 //   - an organisation when one of its services is inside, or, without categories, one of its sites
 //     lies in the areas;
-//   - a role when its service is inside, a practitioner when an active role of theirs is.
+//   - a role when its service is inside, a practitioner when an active role of theirs is at a
+//     service inside that the audience sees.
 //
-// Kinds outside the narrowing's record types are never inside. It does not check visibility.
+// Kinds outside the narrowing's record types are never inside. It does not check visibility. What
+// it reads is the same whether the directory holds the record or not: the record's own keys, its
+// narrowing keys (narrowing.go), and for a service or a role the keys of one site.
 func inside(kind dirsvc.Kind, idExpr string, v dirsvc.Viewer) sqlCond {
 	n, bit := v.Narrowing, audienceBit(v.Audience)
 	switch {
@@ -139,22 +135,11 @@ func inside(kind dirsvc.Kind, idExpr string, v dirsvc.Viewer) sqlCond {
 	case dirsvc.KindService:
 		return serviceInPlace(idExpr, n, bit)
 	case dirsvc.KindLocation:
-		c := hasKey(idExpr, keyArea, n.Areas, bit)
-		if len(n.Categories) > 0 {
-			c = and(c, visibleRef(dirsvc.KindService, "location_id", idExpr, bit, hasKey("x.public_id", keyCat, n.Categories, bit)))
-		}
-		return c
-	case dirsvc.KindOrganisation:
-		c := visibleRef(dirsvc.KindService, "organisation_id", idExpr, bit, serviceInPlace("x.public_id", n, bit))
-		if len(n.Categories) == 0 {
-			site := visibleRef(dirsvc.KindLocation, "organisation_id", idExpr, bit, hasKey("x.public_id", keyArea, n.Areas, bit))
-			c = sqlCond{"(" + c.sql + " OR " + site.sql + ")", append(c.args, site.args...)}
-		}
-		return c
+		return every(hasKey(idExpr, keyArea, n.Areas, bit), narrowingKey(idExpr, keyInCat, n.Categories, bit))
+	case dirsvc.KindOrganisation, dirsvc.KindPractitioner:
+		return placedInside(idExpr, n, bit)
 	case dirsvc.KindRole:
 		return serviceInPlace(fmt.Sprintf("COALESCE((SELECT ro.service_id FROM records ro WHERE ro.public_id = %s), '')", idExpr), n, bit)
-	case dirsvc.KindPractitioner:
-		return activeRole(idExpr, bit, serviceInPlace("ro.service_id", n, bit))
 	}
 	return condFalse
 }
@@ -190,10 +175,13 @@ func (d *Directory) insideNarrowing(ctx context.Context, publicID string, v dirs
 
 // kindRange is the condition that the public ID column col names a record of kind: IDs start with
 // their kind's prefix, so this is a range of the primary key.
-func kindRange(col string, kind dirsvc.Kind) sqlCond {
-	p := kind.IDPrefix()
-	upper := p[:len(p)-1] + string(p[len(p)-1]+1)
-	return sqlCond{col + " >= ? AND " + col + " < ?", []any{p, upper}}
+func kindRange(col string, kind dirsvc.Kind) sqlCond { return prefixRange(col, kind.IDPrefix()) }
+
+// prefixRange is the condition that the text column col starts with prefix (which does not end in
+// the largest byte): a range of any index on it.
+func prefixRange(col, prefix string) sqlCond {
+	upper := prefix[:len(prefix)-1] + string(prefix[len(prefix)-1]+1)
+	return sqlCond{col + " >= ? AND " + col + " < ?", []any{prefix, upper}}
 }
 
 // listPage runs a page query of views (viewsPage).

@@ -183,9 +183,20 @@ func decodeRecord(kind dirsvc.Kind, doc []byte) (dirsvc.Record, error) {
 
 // referrers returns the public IDs of records of kind whose column col is id.
 func referrers(ctx context.Context, pub *sql.Tx, kind dirsvc.Kind, col, id string) ([]string, error) {
-	rows, err := pub.QueryContext(ctx, "SELECT public_id FROM records WHERE "+col+" = ? AND kind = ? ORDER BY public_id", id, string(kind))
+	ids, err := queryStrings(ctx, pub, "SELECT public_id FROM records WHERE "+col+" = ? AND kind = ? ORDER BY public_id", id, string(kind))
 	if err != nil {
 		return nil, fmt.Errorf("find %ss by %s: %w", kind, col, err)
+	}
+	return ids, nil
+}
+
+// queryStrings runs a query of one text column.
+func queryStrings(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args ...any) ([]string, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []string

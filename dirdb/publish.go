@@ -30,12 +30,13 @@ type row struct {
 
 // publication is what a record publishes after a write: its new row, its views and its events.
 type publication struct {
-	row     row
-	views   []viewRow
-	keys    []listKey // what lists find the record by, per audience
-	changed bool      // something published changed: the row, views and events are written
-	events  []event
-	isNew   bool // the record was not published before
+	row      row
+	prevRefs [4]string // the references the record's row held before
+	views    []viewRow
+	keys     []listKey // what lists find the record by, per audience
+	changed  bool      // something published changed: the row, views and events are written
+	events   []event
+	isNew    bool // the record was not published before
 }
 
 // event is a change-log row of a publication: its type, the audiences it is for (each of which sees
@@ -102,7 +103,7 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 	}
 	hash := h.Sum(nil)
 
-	p := publication{row: prev, isNew: !prev.exists}
+	p := publication{row: prev, prevRefs: prev.refs, isNew: !prev.exists}
 	p.row.exists, p.row.kind, p.row.state, p.row.survivor = true, rec.Kind(), m.State, m.Survivor
 	p.row.refs = refsOf(rec, rel)
 	if prev.exists && bytes.Equal(hash, prev.viewHash) && prev.state == m.State && prev.survivor == m.Survivor {

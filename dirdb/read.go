@@ -13,10 +13,9 @@ import (
 // on q0.id). It always returns one row, and it probes the same indexes in the same order whether
 // the record is missing, hidden from the audience, outside the narrowing or visible, so that the
 // time of a not-found answer tells nothing of which it was. A view outside the narrowing is not even
-// read: its body would be copied for nothing, and take longer to. (The narrowing's own check costs
-// the same for a service or a role as for a missing record; for an organisation, a practitioner or,
-// with categories, a location, it looks at each of their services or roles.) Its arguments: those
-// of in, then the public ID and the audience bit.
+// read: its body would be copied for nothing, and take longer to. (The narrowing's own check reads
+// the same keys for a record the directory holds as for a missing one: see inside.) Its arguments:
+// those of in, then the public ID and the audience bit.
 func recordQuery(in sqlCond) string {
 	return `WITH q (id, inside) AS MATERIALIZED (SELECT q0.id, ` + in.sql + ` FROM (SELECT ? AS id) q0)
 SELECT p.body, p.etag, r.kind, r.state, COALESCE(r.survivor_id, ''), r.seen_by

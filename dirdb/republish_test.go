@@ -73,3 +73,41 @@ func TestRepublishReplacesViewsAnOlderBuildStored(t *testing.T) {
 		t.Errorf("second republish: %+v, %v", st, err)
 	}
 }
+
+// TestRepublishMakesNarrowingKeysAnOlderBuildLacked empties the narrowing keys as a file an older
+// build wrote has them (the migration adds the table empty): the directory is said stale until a
+// republish makes them, without a new version or event.
+func TestRepublishMakesNarrowingKeysAnOlderBuildLacked(t *testing.T) {
+	ctx := context.Background()
+	s, d, _ := openSmall(t)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.Root(), "dirs", "small", "directory.db")+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	count := func() (n int) {
+		if err := db.QueryRow("SELECT count(*) FROM narrowing_keys").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	made := count()
+	if made == 0 {
+		t.Fatal("the import made no narrowing keys")
+	}
+	if _, err := db.Exec("DELETE FROM narrowing_keys; UPDATE projection SET narrowing_filled = 0"); err != nil {
+		t.Fatal(err)
+	}
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || !stale {
+		t.Fatalf("a directory without narrowing keys not said stale: %v %v", stale, err)
+	}
+	if st, err := d.Republish(ctx); err != nil || st.Events != 0 || st.Updated != 0 {
+		t.Fatalf("republish: %+v, %v", st, err)
+	}
+	if got := count(); got != made {
+		t.Errorf("republishing made %d narrowing keys, the import %d", got, made)
+	}
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || stale {
+		t.Errorf("the directory is still said stale: %v %v", stale, err)
+	}
+}

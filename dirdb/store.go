@@ -166,20 +166,11 @@ func (s *Store) Root() string { return s.root }
 
 // Slugs returns the slugs of the directories this node serves, in order.
 func (s *Store) Slugs(ctx context.Context) ([]string, error) {
-	rows, err := s.platform.QueryContext(ctx, "SELECT slug FROM directories ORDER BY slug")
+	slugs, err := queryStrings(ctx, s.platform, "SELECT slug FROM directories ORDER BY slug")
 	if err != nil {
 		return nil, fmt.Errorf("list directories: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var slug string
-		if err := rows.Scan(&slug); err != nil {
-			return nil, err
-		}
-		out = append(out, slug)
-	}
-	return out, rows.Err()
+	return slugs, nil
 }
 
 // Directory returns the open directory with the slug, opening it on first use. An unknown slug is

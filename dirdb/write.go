@@ -22,6 +22,10 @@ type writeTx struct {
 	now   time.Time
 	stats dirsvc.ImportStats
 	stmts map[*sql.Tx]map[string]*sql.Stmt
+	// The records whose narrowing keys the write's changes touch (narrowing.go): those placed, and
+	// the services whose roles' practitioners are.
+	placing         map[string]bool
+	placingServices []string
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -67,6 +71,9 @@ func (d *Directory) write(ctx context.Context, fn func(w *writeTx) error) (dirsv
 	defer pubTx.Rollback()
 	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: dirsvc.Now(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}}
 	if err := fn(w); err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	if err := w.refreshNarrowing(); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
 	if err := pubTx.Commit(); err != nil {
@@ -135,6 +142,7 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 	if err != nil {
 		return fmt.Errorf("publish %s: %w", id, err)
 	}
+	w.touched(r.kind, id, p.prevRefs, r.refs)
 	if !p.isNew {
 		if err := w.exec(w.pub, "DELETE FROM projections WHERE public_id = ?", id); err != nil {
 			return fmt.Errorf("publish %s: %w", id, err)

@@ -125,12 +125,16 @@ func BenchmarkServiceListPage(b *testing.B) {
 	})
 }
 
-// BenchmarkNotFoundPaths measures the handler alone (no network) for each way a service read of a
+// BenchmarkNotFoundPaths measures the handler alone (no network) for each way a record read of a
 // 5,000-service directory is answered not found, and for a narrowed client's visible read beside
 // them: a caller who can time the answers must not tell a hidden record from a missing one.
 func BenchmarkNotFoundPaths(b *testing.B) {
 	h, probes := notFoundProbes(b, 5000)
-	for _, name := range []string{"anonymous missing", "anonymous hidden", "narrowed missing", "narrowed outside", "narrowed visible"} {
+	names := []string{"anonymous missing", "anonymous hidden", "narrowed missing", "narrowed outside", "narrowed visible"}
+	for _, k := range placedKinds {
+		names = append(names, "narrowed missing "+string(k.kind), "narrowed outside "+string(k.kind))
+	}
+	for _, name := range names {
 		p := probes[name]
 		b.Run(strings.ReplaceAll(name, " ", "_"), func(b *testing.B) {
 			for b.Loop() {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,13 +36,27 @@ func (p probe) serve(tb testing.TB, h http.Handler) {
 	}
 }
 
+// placedKinds are the kinds of record other than services a narrowing places (by their services),
+// with the paths of their reads.
+type placedKind struct {
+	kind dirsvc.Kind
+	path string
+}
+
+var placedKinds = []placedKind{
+	{dirsvc.KindOrganisation, "organisations"}, {dirsvc.KindLocation, "locations"}, {dirsvc.KindPractitioner, "practitioners"},
+}
+
 // notFoundProbes is a generated demo directory of the given number of services in a real store, its
-// edge handler, and the reads of each way a service read can be answered not found (and the
+// edge handler, and the reads of each way a record read can be answered not found (and the
 // narrowed client's visible read beside them):
 //   - anonymous missing: an ID the directory does not hold;
 //   - anonymous hidden: a live service the public may not see;
 //   - narrowed missing, narrowed outside, narrowed visible: a professional client narrowed to an
-//     area reads an absent ID, a service the professional tier sees outside the area, one inside it.
+//     area reads an absent ID, a service the professional tier sees outside the area, one inside it;
+//   - narrowed missing <kind>, narrowed outside <kind>: a professional client narrowed to an area
+//     and a category reads an absent organisation, site or practitioner, and the one of those the
+//     professional tier sees, outside the narrowing, with the most services.
 func notFoundProbes(tb testing.TB, services int) (http.Handler, map[string]probe) {
 	tb.Helper()
 	var file bytes.Buffer
@@ -70,11 +85,29 @@ func notFoundProbes(tb testing.TB, services int) (http.Handler, map[string]probe
 			break
 		}
 	}
+	// How many services each organisation, site and practitioner has: the more, the longer a check
+	// that read each of them would take.
+	weight := map[string]int{}
+	category := ""
+	for _, r := range snap.Records {
+		switch x := r.(type) {
+		case *dirsvc.Service:
+			weight[x.Organisation]++
+			weight[x.Location]++
+			if t := snap.Taxonomy.PlatformType(x.Type); category == "" && t != nil {
+				category = t.Category
+			}
+		case *dirsvc.PractitionerRole:
+			weight[x.Practitioner]++
+		}
+	}
 	professional := token(tb, grant{dir: "demo", tier: dirsvc.Professional, scopes: "graph:read"})
 	narrowed := token(tb, grant{dir: "demo", tier: dirsvc.Professional, scopes: "graph:read",
 		narrowing: dirsvc.Narrowing{Areas: []string{area}}})
-	read := func(tok, id string) *http.Request {
-		req := httptest.NewRequest("GET", "/v1/d/demo/services/"+id+"?view=brief", nil)
+	narrowedBoth := token(tb, grant{dir: "demo", tier: dirsvc.Professional, scopes: "graph:read",
+		narrowing: dirsvc.Narrowing{Areas: []string{area}, Categories: []string{category}}})
+	read := func(tok, path, id string) *http.Request {
+		req := httptest.NewRequest("GET", "/v1/d/demo/"+path+"/"+id+"?view=brief", nil)
 		if tok != "" {
 			req.Header.Set("Authorization", "Bearer "+tok)
 		}
@@ -86,30 +119,56 @@ func notFoundProbes(tb testing.TB, services int) (http.Handler, map[string]probe
 		return w.Code
 	}
 	probes := map[string]probe{
-		"anonymous missing": {"anonymous missing", read("", "svc_missing"), 404},
-		"narrowed missing":  {"narrowed missing", read(narrowed, "svc_missing"), 404},
+		"anonymous missing": {"anonymous missing", read("", "services", "svc_missing"), 404},
+		"narrowed missing":  {"narrowed missing", read(narrowed, "services", "svc_missing"), 404},
 	}
+	heaviest := map[dirsvc.Kind]string{}
 	for _, r := range snap.Records {
+		m := r.Base()
+		if m.State != dirsvc.StateLive || !m.VisibleTo.Has(dirsvc.Professional) {
+			continue
+		}
+		if i := slices.IndexFunc(placedKinds, func(k placedKind) bool { return k.kind == r.Kind() }); i >= 0 {
+			k := placedKinds[i]
+			if weight[m.PublicID] > weight[heaviest[k.kind]] && status(read(professional, k.path, m.PublicID)) == 200 &&
+				status(read(narrowedBoth, k.path, m.PublicID)) == 404 {
+				heaviest[k.kind] = m.PublicID
+			}
+			continue
+		}
 		sv, ok := r.(*dirsvc.Service)
-		if !ok || sv.State != dirsvc.StateLive {
+		if !ok {
 			continue
 		}
 		id := sv.PublicID
-		if _, ok := probes["anonymous hidden"]; !ok && !sv.VisibleTo.Has(dirsvc.Public) && status(read("", id)) == 404 {
-			probes["anonymous hidden"] = probe{"anonymous hidden", read("", id), 404}
+		if _, ok := probes["anonymous hidden"]; !ok && !sv.VisibleTo.Has(dirsvc.Public) && status(read("", "services", id)) == 404 {
+			probes["anonymous hidden"] = probe{"anonymous hidden", read("", "services", id), 404}
 		}
-		if !sv.VisibleTo.Has(dirsvc.Professional) || status(read(professional, id)) != 200 {
+		if status(read(professional, "services", id)) != 200 {
 			continue
 		}
 		name := "narrowed visible"
-		if status(read(narrowed, id)) == 404 {
+		if status(read(narrowed, "services", id)) == 404 {
 			name = "narrowed outside"
 		}
 		if _, ok := probes[name]; !ok {
-			probes[name] = probe{name, read(narrowed, id), status(read(narrowed, id))}
+			probes[name] = probe{name, read(narrowed, "services", id), status(read(narrowed, "services", id))}
 		}
 	}
-	for _, name := range []string{"anonymous hidden", "narrowed outside", "narrowed visible"} {
+	for _, k := range placedKinds {
+		if id := heaviest[k.kind]; id != "" {
+			name := "narrowed outside " + string(k.kind)
+			probes[name] = probe{name, read(narrowedBoth, k.path, id), 404}
+		}
+		name := "narrowed missing " + string(k.kind)
+		probes[name] = probe{name, read(narrowedBoth, k.path, k.kind.IDPrefix()+"missing"), 404}
+	}
+	for name := range probes {
+		if _, ok := probes[strings.Replace(name, "missing", "outside", 1)]; strings.Contains(name, "missing") && !strings.HasPrefix(name, "anonymous") && !ok {
+			tb.Fatalf("the demo of %d services has no record for %q (narrowed to %q and %q)", services, strings.Replace(name, "missing", "outside", 1), area, category)
+		}
+	}
+	for _, name := range []string{"anonymous hidden", "narrowed visible"} {
 		if _, ok := probes[name]; !ok {
 			tb.Fatalf("the demo of %d services has no %s service (narrowed to %q)", services, name, area)
 		}
@@ -118,18 +177,23 @@ func notFoundProbes(tb testing.TB, services int) (http.Handler, map[string]probe
 }
 
 // TestNotFoundTakesTheSameTime times, in one run, reads that must answer not found: a hidden
-// record's beside a missing one's, for an anonymous caller and for a client narrowed to an area
-// (whose records outside the area must answer as missing ones). The two reads of each pair run one
+// record's beside a missing one's, for an anonymous caller and for clients narrowed to an area, or
+// an area and a category (whose services, organisations, sites and practitioners outside the
+// narrowing must answer as missing ones). The two reads of each pair run one
 // after the other, in random order, so that the machine's load weighs on both alike, and the test
 // compares the median and the trimmed mean of the pairs' differences with a bound well above what
 // a loaded machine's noise gives. A difference of a tenth of a millisecond, which a caller over the
 // network can measure, fails it.
 func TestNotFoundTakesTheSameTime(t *testing.T) {
 	h, probes := notFoundProbes(t, demo.DefaultServices)
-	for _, c := range []struct{ hidden, missing string }{
+	pairs := []struct{ hidden, missing string }{
 		{"anonymous hidden", "anonymous missing"},
 		{"narrowed outside", "narrowed missing"},
-	} {
+	}
+	for _, k := range placedKinds {
+		pairs = append(pairs, struct{ hidden, missing string }{"narrowed outside " + string(k.kind), "narrowed missing " + string(k.kind)})
+	}
+	for _, c := range pairs {
 		t.Run(c.hidden+" against "+c.missing, func(t *testing.T) {
 			hidden, missing := probes[c.hidden], probes[c.missing]
 			d := pairedDifferences(t, h, hidden, missing, 2000)
