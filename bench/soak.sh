@@ -14,8 +14,11 @@
 #     requests answer 503 at once); p99 of brief reads under 100 ms.
 #
 #   bench/soak.sh [SERVICES] [SOAK]      defaults: 100000 services, 8m
+#   STEPS="1 4" bench/soak.sh            runs only the steps named
 services=${1:-100000}
 soak=${2:-8m}
+steps=" ${STEPS:-1 2 3 4} "
+step() { [[ $steps == *" $1 "* ]]; }
 source "$(dirname "$0")/setup.sh"
 
 # Paths: record pages (kept once the server runs: those the public may see) and list queries of every
@@ -75,8 +78,8 @@ echo "$(wc -l < "$out/pages.txt") record pages the public may see"
 grep -v 'cursor=DEEP' "$out/lists.txt" > "$out/lists.deep" || true
 cat "$out"/shape-*cursor*.txt >> "$out/lists.deep"; mv "$out/lists.deep" "$out/lists.txt"
 
-echo "== 1. each list shape, one request at a time (p99, target <= 20 ms)"
-for s in "${shapes[@]}"; do
+step 1 && echo "== 1. each list shape, one request at a time (p99, target <= 20 ms)"
+step 1 && for s in "${shapes[@]}"; do
   for l in "${limits[@]}"; do
     p99=$(IDS="$out/ids.txt" PAGES="$out/pages.txt" LISTS="$out/shape-$s-$l.txt" ONLY=lists wrk -t1 -c1 -d3s --latency -s bench/mix.lua http://127.0.0.1:8090 | awk '/ 99%/ {print $2}')
     echo "$s limit=$l: p99 $p99"
@@ -88,6 +91,7 @@ mix() { IDS="$out/ids.txt" PAGES="$out/pages.txt" LISTS="$out/lists.txt" ONLY="$
 # file-backed (the directory file mapped by SQLite: the page cache, which the kernel reclaims).
 rss() { awk '/RssAnon/ {a=$2} /RssFile/ {f=$2} END {printf "anonymous %d MB, file-backed %d MB", a/1024, f/1024}' /proc/$serve/status; }
 
+if step 2; then
 echo "== 2. the soak mix, 32 connections, $soak (target >= 3000 req/s, p99 <= 50 ms, memory flat)"
 echo "  (answers other than 2xx and 3xx: 404 for the generated records the public may not see, 503 for lists shed)"
 ( while kill -0 $serve 2>/dev/null; do sleep 30; echo "  memory: $(rss)"; done ) > "$out/memory.txt" 2>&1 &
@@ -96,6 +100,9 @@ mix -t2 -c32 -d"$soak" | tee "$out/wrk-soak.txt" | grep -E 'Requests/sec|p99|Non
 kill $sampler 2>/dev/null || true
 cat "$out/memory.txt"
 
+fi
+
+if step 3; then
 echo "== 3. record reads beside eight anonymous list clients at their allowed rate (target ratio >= 0.90)"
 alone=$(ONLY=reads mix -t1 -c32 -d20s | awk '/Requests\/sec/ {print $2}')
 for i in 1 2 3 4 5 6 7 8; do
@@ -107,10 +114,14 @@ done
 beside=$(ONLY=reads mix -t1 -c32 -d20s | awk '/Requests\/sec/ {print $2}')
 kill "${listers[@]}" 2>/dev/null || true
 echo "record reads alone $alone req/s, beside the list clients $beside req/s, ratio $(awk -v a="$alone" -v b="$beside" 'BEGIN {printf "%.2f", b/a}')"
+fi
 
+if step 4; then
 echo "== 4. the soak mix with 2,000 connections for 30 s (no wait past the shedding bound)"
 ulimit -n 65536 2>/dev/null || true
 mix -t2 -c2000 -d30s --timeout 10s | grep -E 'Requests/sec|p99|Non-2xx|Socket errors'
 ONLY=reads mix -t1 -c200 -d10s --timeout 10s | grep -E 'p99' | sed 's/^/brief reads beside: /' &
+reads=$!
 mix -t1 -c1800 -d10s --timeout 10s >/dev/null
-wait
+wait $reads # not the server
+fi

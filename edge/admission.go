@@ -99,10 +99,15 @@ func acquire(ctx context.Context, sem chan struct{}, wait time.Duration) bool {
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
+	return acquireBefore(ctx, sem, t.C)
+}
+
+// acquireBefore takes a slot of sem unless deadline fires (or ctx ends) first.
+func acquireBefore(ctx context.Context, sem chan struct{}, deadline <-chan time.Time) bool {
 	select {
 	case sem <- struct{}{}:
 		return true
-	case <-t.C:
+	case <-deadline:
 		return false
 	case <-ctx.Done():
 		return false
@@ -138,14 +143,17 @@ var errOverBudget = errors.New("the request's time budget is spent")
 // directory and of the node; once admitted, its work has the time budget.
 func (s *Server) expensive(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		// One wait for both bounds: a request is shed ExpensiveWait after it came at the latest.
 		ctx := r.Context()
+		t := time.NewTimer(s.admit.cfg.ExpensiveWait)
+		defer t.Stop()
 		dir := s.admit.perDir[shardOf(r.PathValue("dir"))]
-		if !acquire(ctx, dir, s.admit.cfg.ExpensiveWait) {
+		if !acquireBefore(ctx, dir, t.C) {
 			s.shed(w, r)
 			return
 		}
 		defer func() { <-dir }()
-		if !acquire(ctx, s.admit.expensive, s.admit.cfg.ExpensiveWait) {
+		if !acquireBefore(ctx, s.admit.expensive, t.C) {
 			s.shed(w, r)
 			return
 		}

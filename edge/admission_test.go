@@ -89,6 +89,25 @@ func TestListsCannotTakeWhatRecordReadsNeed(t *testing.T) {
 	}
 }
 
+// TestAnExpensiveRequestWaitsOnceForBothBounds fills the directory's bound and the node's, and frees
+// the directory's late in the wait: the list is shed when its one wait ends, not after a second wait
+// for the node's bound.
+func TestAnExpensiveRequestWaitsOnceForBothBounds(t *testing.T) {
+	const wait = time.Second
+	s := newTestServerWith(t, func(c *edge.Config) {
+		c.Admission = edge.Admission{ExpensiveWait: wait}
+	}, smallFixture(t))
+	defer s.edge.Occupy("expensive")()
+	releaseDir := s.edge.Occupy("small")
+	freed := time.AfterFunc(wait*8/10, releaseDir) // another directory's list ends late in the wait
+	defer freed.Stop()
+	start := time.Now()
+	shed(t, "a list with both bounds full", s.get(t, "/v1/d/small/services?limit=5"))
+	if took := time.Since(start); took >= wait*16/10 {
+		t.Errorf("the list was shed after %v: it waited again for the node's bound (its wait is %v)", took, wait)
+	}
+}
+
 // TestAnExpensiveRequestHasATimeBudget gives lists no time: a list is answered 503 with Retry-After
 // (its query interrupted), logged as a warning; record reads have no such budget.
 func TestAnExpensiveRequestHasATimeBudget(t *testing.T) {
