@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/dirsvc/dirsvc"
@@ -35,23 +36,27 @@ var auBaseProfiles = []string{
 	"http://hl7.org.au/fhir/StructureDefinition/au-practitionerrole|6.0.0",
 }
 
-// DeveloperInfo is the developer information of a directory.
+// DeveloperInfo is the developer information of a directory. It names only addresses this server
+// answers: the FHIR server, the change feed and the developer portal appear once their routes do.
 type DeveloperInfo struct {
-	Directory       string   `json:"directory"`
-	Name            string   `json:"name"`
-	Country         string   `json:"country"`
-	RestBase        string   `json:"restBase"`
-	OpenAPI         string   `json:"openapi"`
-	TokenEndpoint   string   `json:"tokenEndpoint"`
-	JWKS            string   `json:"jwksUri"`
-	FHIR            FHIRInfo `json:"fhir"`
-	ChangeFeed      string   `json:"changeFeed"`
-	PartnerAccess   string   `json:"partnerAccess"`
-	DeveloperPortal string   `json:"developerPortal"`
-	Licence         string   `json:"licence"`
-	Attribution     string   `json:"attribution"`
-	Scopes          []string `json:"scopes"`
+	Directory       string    `json:"directory"`
+	Name            string    `json:"name"`
+	Country         string    `json:"country"`
+	RestBase        string    `json:"restBase"`
+	OpenAPI         string    `json:"openapi"`
+	TokenEndpoint   string    `json:"tokenEndpoint"`
+	JWKS            string    `json:"jwksUri"`
+	FHIR            *FHIRInfo `json:"fhir,omitempty"`
+	ChangeFeed      string    `json:"changeFeed,omitempty"`
+	PartnerAccess   string    `json:"partnerAccess"`
+	DeveloperPortal string    `json:"developerPortal,omitempty"`
+	Licence         string    `json:"licence"`
+	Attribution     string    `json:"attribution"`
+	Scopes          []string  `json:"scopes"`
 }
+
+// DeveloperPortalPath is where the developer portal is served, once a server serves one.
+const DeveloperPortalPath = "/developers"
 
 // FHIRInfo describes a directory's FHIR server.
 type FHIRInfo struct {
@@ -69,17 +74,23 @@ func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	base := s.cfg.BaseURL
-	rest := base + "/v1/d/" + info.Slug
-	d := DeveloperInfo{Directory: info.Slug, Name: info.Name, Country: info.Country, RestBase: rest,
+	restPath := "/v1/d/" + info.Slug
+	d := DeveloperInfo{Directory: info.Slug, Name: info.Name, Country: info.Country, RestBase: base + restPath,
 		OpenAPI: base + OpenAPIPath, TokenEndpoint: base + TokenPath, JWKS: base + JWKSPath,
-		FHIR: FHIRInfo{Base: rest + "/fhir", Version: "4.0.1", CapabilityStatement: rest + "/fhir/metadata",
-			Profiles: []string{}},
-		ChangeFeed:      rest + "/changes",
-		PartnerAccess:   "Ask the directory for partner access; state the scopes you need and, for practitioners:read, why (practitionerListReason).",
-		DeveloperPortal: rest + "/developers",
-		Licence:         info.Licence, Attribution: info.Attribution, Scopes: dirsvc.AllScopes}
-	if info.Country == "AU" {
-		d.FHIR.Profiles = auBaseProfiles
+		PartnerAccess: "Ask the directory for partner access; state the scopes you need and, for practitioners:read, why (practitionerListReason).",
+		Licence:       info.Licence, Attribution: info.Attribution, Scopes: dirsvc.AllScopes}
+	if s.answers(restPath + "/fhir/metadata") {
+		d.FHIR = &FHIRInfo{Base: base + restPath + "/fhir", Version: "4.0.1", CapabilityStatement: base + restPath + "/fhir/metadata",
+			Profiles: []string{}}
+		if info.Country == "AU" {
+			d.FHIR.Profiles = auBaseProfiles
+		}
+	}
+	if s.answers(restPath + "/changes") {
+		d.ChangeFeed = base + restPath + "/changes"
+	}
+	if s.answers(DeveloperPortalPath) {
+		d.DeveloperPortal = base + DeveloperPortalPath
 	}
 	body, err := json.Marshal(d)
 	if err != nil {
@@ -94,4 +105,11 @@ func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.Write(body)
+}
+
+// answers reports whether the server has a GET route of its own for path (an absolute path on this
+// server), not only the catch-all that answers unknown routes.
+func (s *Server) answers(path string) bool {
+	_, pattern := s.mux.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: path}, Host: "localhost"})
+	return pattern != "" && pattern != "/"
 }

@@ -339,8 +339,23 @@ func TestRecordReads(t *testing.T) {
 	t.Run("developer information", func(t *testing.T) {
 		r := s.get(t, "/v1/d/small/developers")
 		v := r.json(t)
-		if r.status != 200 || !strings.HasSuffix(v["openapi"].(string), edge.OpenAPIPath) || v["developerPortal"] == "" {
+		if r.status != 200 || !strings.HasSuffix(v["openapi"].(string), edge.OpenAPIPath) {
 			t.Fatalf("%d %s", r.status, r.body)
+		}
+		// Every address it advertises answers (the token endpoint takes POST; the REST base is a
+		// prefix): the FHIR server, the change feed and the portal are named once they are served.
+		addresses := []any{v["openapi"], v["jwksUri"], v["changeFeed"], v["developerPortal"]}
+		if fhir, ok := v["fhir"].(map[string]any); ok {
+			addresses = append(addresses, fhir["capabilityStatement"])
+		}
+		for _, a := range addresses {
+			if a == nil {
+				continue
+			}
+			path := strings.TrimPrefix(a.(string), edge.DefaultBaseURL)
+			if got := s.get(t, path); got.status == http.StatusNotFound || got.status == http.StatusMethodNotAllowed {
+				t.Errorf("the developer information advertises %s, which answers %d", a, got.status)
+			}
 		}
 		if doc := s.get(t, edge.OpenAPIPath); doc.status != 200 || doc.json(t)["openapi"] != "3.1.0" {
 			t.Fatalf("OpenAPI document: %d", doc.status)
