@@ -132,6 +132,19 @@ func LoadZone(name string) (*time.Location, error) {
 	return l, nil
 }
 
+// Today returns the date (YYYY-MM-DD) at the instant now in the IANA time zone named zone, or in UTC
+// when the name is empty or unknown: the day against which appointments are current.
+func Today(now time.Time, zone string) string {
+	if z, err := LoadZone(zone); err == nil && zone != "" {
+		now = now.In(z)
+	}
+	return now.Format(time.DateOnly)
+}
+
+// EarliestToday returns the date at the instant now in the time zone furthest behind UTC (UTC-12):
+// an appointment current there is current somewhere, and none that has ended everywhere is.
+func EarliestToday(now time.Time) string { return now.UTC().Add(-12 * time.Hour).Format(time.DateOnly) }
+
 // Holidays reports whether a date (its year, month and day, whatever its zone) is a public holiday
 // where the hours apply.
 type Holidays func(date time.Time) bool

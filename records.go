@@ -41,8 +41,11 @@ type Leader struct {
 	StaffNotes string `json:"staffNotes,omitempty"`
 }
 
-// Current reports whether the appointment is current on the date today (YYYY-MM-DD).
-func (l *Leader) Current(today string) bool { return l.EndDate == "" || l.EndDate >= today }
+// Current reports whether the appointment is current on the date today (YYYY-MM-DD, see Today).
+func (l *Leader) Current(today string) bool { return currentOn(l.EndDate, today) }
+
+// currentOn is the one rule of a current appointment: it has no end date, or ends today or later.
+func currentOn(endDate, today string) bool { return endDate == "" || endDate >= today }
 
 // Kind returns KindOrganisation.
 func (*Organisation) Kind() Kind { return KindOrganisation }

@@ -190,3 +190,6 @@ type LeaderView struct {
 	Bio       string        `json:"bio,omitempty"`
 	Contacts  []ContactView `json:"contacts,omitempty"`
 }
+
+// Current reports whether the appointment is current on the date today (YYYY-MM-DD, see Today).
+func (v LeaderView) Current(today string) bool { return currentOn(v.EndDate, today) }

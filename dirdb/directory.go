@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -56,7 +55,7 @@ type cachedInfo struct {
 // platform lists whose file is missing is an error, never an empty directory: an empty file would
 // be replicated as the directory's truth.
 func openDirectory(ctx context.Context, s *Store, slug string, create bool) (*Directory, error) {
-	path := filepath.Join(s.root, "dirs", slug, "directory.db")
+	path := dirsvc.FilePath(s.root, dirsvc.FileName(dirsvc.DirectoryFile, slug))
 	if !create {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("open directory %q: the platform lists it but its file is unreadable or missing (restore it): %w", slug, err)
@@ -139,7 +138,7 @@ func (d *Directory) committed() {
 // replaced reports whether the directory's file is no longer the one it opened (another process
 // dropped the directory, and maybe made it anew).
 func (d *Directory) replaced() bool {
-	st, err := os.Stat(filepath.Join(d.store.root, "dirs", d.slug, "directory.db"))
+	st, err := os.Stat(dirsvc.FilePath(d.store.root, dirsvc.FileName(dirsvc.DirectoryFile, d.slug)))
 	return err != nil || !os.SameFile(st, d.file)
 }
 
@@ -162,7 +161,7 @@ func (d *Directory) close() error {
 // opsDB returns the primary's operational file, opening it on first use. Callers hold wmu.
 func (d *Directory) opsDB(ctx context.Context) (*sql.DB, error) {
 	if d.ops == nil {
-		db, err := openWriter(ctx, filepath.Join(d.store.root, "dirs", d.slug, "ops.db"), schema.Ops)
+		db, err := openWriter(ctx, dirsvc.FilePath(d.store.root, dirsvc.FileName(dirsvc.OpsFile, d.slug)), schema.Ops)
 		if err != nil {
 			return nil, err
 		}

@@ -82,7 +82,9 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 		}
 	}
 	if o, ok := rec.(*dirsvc.Organisation); ok && len(views) > 0 && len(o.Leadership) > 0 {
-		views = append(views, view{leadershipBit, dirsvc.ProjectLeadership(o, now.Format(time.DateOnly))})
+		// Stored with every appointment current in some time zone; reads keep those current in the
+		// directory's (edge/leadership.go).
+		views = append(views, view{leadershipBit, dirsvc.ProjectLeadership(o, dirsvc.EarliestToday(now))})
 	}
 	// The views without versions decide whether anything published changed.
 	noVersions := dirsvc.RecordHead{PublicID: m.PublicID, Origin: m.Origin}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/dirsvc/dirsvc"
@@ -37,7 +36,7 @@ func (s *Store) StaleViews(ctx context.Context, slug string) (bool, error) {
 	if s.replica {
 		return false, errReplica
 	}
-	path := filepath.Join(s.root, "dirs", slug, "directory.db")
+	path := dirsvc.FilePath(s.root, dirsvc.FileName(dirsvc.DirectoryFile, slug))
 	if _, err := os.Stat(path); err != nil {
 		return false, fmt.Errorf("directory %q: %w", slug, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -56,16 +55,16 @@ func openedEntry(d *Directory) *dirEntry {
 func Open(ctx context.Context, root string) (*Store, error) { return open(ctx, root, false) }
 
 func open(ctx context.Context, root string, replica bool) (*Store, error) {
-	if err := os.MkdirAll(filepath.Join(root, "dirs"), 0o700); err != nil {
+	if err := os.MkdirAll(dirsvc.DirsPath(root), 0o700); err != nil {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}
-	p, err := openWriter(ctx, filepath.Join(root, "platform.db"), schema.Platform)
+	p, err := openWriter(ctx, dirsvc.FilePath(root, dirsvc.PlatformFile), schema.Platform)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{root: root, platform: p, replica: replica, dirs: map[string]*dirEntry{}}
 	s.cached.budget.Store(DefaultViewCacheBudget)
-	if s.pwatch, err = newFileWatch(filepath.Join(root, "platform.db")); err != nil {
+	if s.pwatch, err = newFileWatch(dirsvc.FilePath(root, dirsvc.PlatformFile)); err != nil {
 		p.Close()
 		return nil, err
 	}
@@ -246,7 +245,7 @@ func (s *Store) CreateDirectory(ctx context.Context, slug string) (*Directory, e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := os.MkdirAll(filepath.Join(s.root, "dirs", slug), 0o700); err != nil {
+	if err := os.MkdirAll(dirsvc.DirectoryFolder(s.root, slug), 0o700); err != nil {
 		return nil, fmt.Errorf("create directory folder: %w", err)
 	}
 	res, err := s.platform.ExecContext(ctx,
@@ -295,7 +294,7 @@ func (s *Store) DropDirectory(ctx context.Context, slug string) error {
 	if _, err := s.platform.ExecContext(ctx, "DELETE FROM directories WHERE slug = ?", slug); err != nil {
 		return fmt.Errorf("unregister directory %q: %w", slug, err)
 	}
-	return os.RemoveAll(filepath.Join(s.root, "dirs", slug))
+	return os.RemoveAll(dirsvc.DirectoryFolder(s.root, slug))
 }
 
 // SeniorManagementAvailable reports whether the platform made senior management available to the

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -29,14 +28,10 @@ func (s *Server) currentLeaders(r *http.Request, rd *reading, orgID string) ([]d
 	if err := json.Unmarshal(p.Body, &all); err != nil {
 		return nil, err
 	}
-	now := s.cfg.Now()
-	if zone, err := dirsvc.LoadZone(rd.info.TimeZone); err == nil {
-		now = now.In(zone)
-	}
-	today := now.Format(time.DateOnly)
+	today := dirsvc.Today(s.cfg.Now(), rd.info.TimeZone)
 	out := []dirsvc.LeaderView{}
 	for _, l := range all {
-		if l.EndDate == "" || l.EndDate >= today {
+		if l.Current(today) {
 			out = append(out, l)
 		}
 	}

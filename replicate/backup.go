@@ -17,10 +17,9 @@ import (
 	"time"
 
 	"github.com/benbjohnson/litestream"
-	"github.com/superfly/ltx"
-
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/internal/walindex"
+	"github.com/superfly/ltx"
 )
 
 // Replicator replicates the files of a data folder with Litestream: each file is a Litestream
@@ -322,7 +321,7 @@ func (r *Replicator) newDB(name string, log *slog.Logger) (*litestream.DB, error
 	if err != nil {
 		return nil, err
 	}
-	db := litestream.NewDB(FilePath(r.data, name))
+	db := litestream.NewDB(dirsvc.FilePath(r.data, name))
 	db.Logger = log.With("file", name)
 	db.MonitorInterval = 0 // the Replicator's watcher syncs (see watch)
 	db.Replica = litestream.NewReplicaWithClient(db, c)
@@ -374,7 +373,7 @@ func (r *Replicator) Remove(ctx context.Context, name string) error {
 		r.mirror.remove(name)
 	}
 	r.moved.Add(1)
-	if err := r.store.UnregisterDB(ctx, FilePath(r.data, name)); err != nil {
+	if err := r.store.UnregisterDB(ctx, dirsvc.FilePath(r.data, name)); err != nil {
 		return fmt.Errorf("stop replicating %s: %w", name, err)
 	}
 	return nil

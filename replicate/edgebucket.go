@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/smithy-go"
-
 	"github.com/dirsvc/dirsvc"
 )
 
@@ -175,7 +174,7 @@ func EdgePolicy(s S3) ([]byte, error) {
 	if strings.ContainsAny(s.Bucket+s.Path, "*?$") {
 		return nil, errors.New("replicate: the bucket and its path may not hold *, ? or $ (wildcards and variables in a policy)")
 	}
-	directories := s.key("dirs") + "/*/directory/*"
+	directories := s.key(dirsvc.DirsFolder) + "/*/" + dirsvc.DirectoryFile + "/*"
 	arn := "arn:aws:s3:::" + s.Bucket
 	type statement struct {
 		Sid       string                         `json:"Sid"`

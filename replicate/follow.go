@@ -19,9 +19,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/litestream"
-	"github.com/superfly/ltx"
-
 	"github.com/dirsvc/dirsvc"
+	"github.com/superfly/ltx"
 )
 
 // An edge keeps a copy of every directory file of its primary and follows it: it restores the file
@@ -108,7 +107,7 @@ func NewFollower(cfg FollowConfig) (*Follower, error) {
 	cfg.Primary = strings.TrimSuffix(cfg.Primary, "/")
 	f := &Follower{cfg: cfg, files: map[string]*followed{}, changed: make(chan struct{}),
 		fetch: &http.Client{Transport: cfg.HTTP.Transport, Timeout: 10 * time.Minute}}
-	entries, err := os.ReadDir(filepath.Join(cfg.Data, "dirs"))
+	entries, err := os.ReadDir(dirsvc.DirsPath(cfg.Data))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -123,17 +122,18 @@ func NewFollower(cfg FollowConfig) (*Follower, error) {
 }
 
 func (f *Follower) path(slug string) string {
-	return FilePath(f.cfg.Data, directoryName(slug))
+	return dirsvc.FilePath(f.cfg.Data, dirsvc.FileName(dirsvc.DirectoryFile, slug))
 }
 
-func directoryName(slug string) string { return "dirs/" + slug + "/directory" }
+// directoryName returns the name of the directory slug's published file.
+func directoryName(slug string) string { return dirsvc.FileName(dirsvc.DirectoryFile, slug) }
 
 // slugOf returns the slug of a directory file's name, or "" for another file.
 func slugOf(name string) string {
-	if !ValidName(name) || !strings.HasSuffix(name, "/directory") {
-		return ""
+	if f, slug, ok := dirsvc.ParseFileName(name); ok && f == dirsvc.DirectoryFile {
+		return slug
 	}
-	return strings.Split(name, "/")[1]
+	return ""
 }
 
 // Run follows the primary until ctx ends. While the primary does not answer, the edge keeps
@@ -404,7 +404,7 @@ func (f *Follower) apply(ctx context.Context, fl *followed, c litestream.Replica
 	} else if err != nil {
 		return err
 	}
-	body, err := spool(rc, filepath.Join(f.cfg.Data, "dirs", fl.slug))
+	body, err := spool(rc, dirsvc.DirectoryFolder(f.cfg.Data, fl.slug))
 	rc.Close()
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", ltx.FormatFilename(info.MinTXID, info.MaxTXID), err)

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/dirsvc/dirsvc"
 )
 
 // A lineage names the history of a replicated file. Positions count on within one lineage; a file
@@ -54,7 +56,7 @@ func writeFileAtomic(path string, b []byte) error {
 
 // fileLineage returns the lineage of a file of a data folder: its own, else the folder's.
 func fileLineage(data, name string) (string, error) {
-	b, err := os.ReadFile(FilePath(data, name) + "-lineage")
+	b, err := os.ReadFile(dirsvc.FilePath(data, name) + "-lineage")
 	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
 		return strings.TrimSpace(string(b)), nil
 	}
@@ -69,5 +71,5 @@ func newFileLineage(data, name string) (string, error) {
 	b := make([]byte, 12)
 	rand.Read(b)
 	id := hex.EncodeToString(b)
-	return id, writeFileAtomic(FilePath(data, name)+"-lineage", []byte(id+"\n"))
+	return id, writeFileAtomic(dirsvc.FilePath(data, name)+"-lineage", []byte(id+"\n"))
 }

@@ -15,9 +15,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/litestream"
-	"github.com/superfly/ltx"
-
 	"github.com/dirsvc/dirsvc"
+	"github.com/superfly/ltx"
 )
 
 // The mirror copies a primary's replica folder to object storage.
@@ -258,7 +257,7 @@ func (m *mirror) sync(ctx context.Context, name string, f *mirrored) (ltx.TXID, 
 		// two changes under one position. A restart takes the bucket's history (see seed).
 		return f, fmt.Errorf("the bucket holds position %d, past the replica folder's %d: restart the primary to continue from the bucket's history", b, f)
 	}
-	if name == "platform" {
+	if name == dirsvc.PlatformFile {
 		if err := m.writeEdgePlatform(ctx, f); err != nil {
 			return maxTXID(infos), fmt.Errorf("write %s: %w", EdgePlatformKey, err)
 		}

@@ -2,7 +2,7 @@
 // folder up to a replica folder and, when configured, to object storage through the S3 API, and
 // restores them, latest or at a point in time.
 //
-// Files are named by their path in the data folder without the .db suffix: "platform",
+// Files are named as the data folder's layout names them (dirsvc.FileName): "platform",
 // "dirs/<slug>/directory", "dirs/<slug>/ops". Each is replicated under its name in the folder and
 // under the bucket's path.
 package replicate
@@ -13,12 +13,12 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/benbjohnson/litestream"
 	"github.com/benbjohnson/litestream/file"
 	lss3 "github.com/benbjohnson/litestream/s3"
+	"github.com/dirsvc/dirsvc"
 )
 
 // S3 names a bucket of an S3-compatible object store (AWS, Tigris, R2, MinIO). Credentials come
@@ -55,16 +55,9 @@ func (t Target) Valid() error {
 
 // ValidName reports whether name is a replicated file's name.
 func ValidName(name string) bool {
-	if name == "platform" {
-		return true
-	}
-	parts := strings.Split(name, "/")
-	return len(parts) == 3 && parts[0] == "dirs" && parts[1] != "" && !strings.ContainsAny(parts[1], `.\`) &&
-		(parts[2] == "directory" || parts[2] == "ops")
+	_, _, ok := dirsvc.ParseFileName(name)
+	return ok
 }
-
-// FilePath returns the path in the data folder of the file named name.
-func FilePath(data, name string) string { return filepath.Join(data, filepath.FromSlash(name)+".db") }
 
 // folderClient returns the replica client of the file named name in the folder.
 func (t Target) folderClient(name string) (litestream.ReplicaClient, error) {

@@ -11,13 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/replicate"
+	"github.com/johannesboyne/gofakes3"
+	"github.com/johannesboyne/gofakes3/backend/s3mem"
 )
 
 var smallFiles = []string{"platform", "dirs/small/directory", "dirs/small/ops"}
@@ -78,7 +77,7 @@ func backupOnce(t *testing.T, data string, store *dirdb.Store, target replicate.
 // primary does (see replicate.Options.Platform).
 func platformOf(data string) func(context.Context) (*dirsvc.Platform, error) {
 	return func(ctx context.Context) (*dirsvc.Platform, error) {
-		return dirdb.ReadPlatform(ctx, replicate.FilePath(data, "platform"))
+		return dirdb.ReadPlatform(ctx, dirsvc.FilePath(data, "platform"))
 	}
 }
 
@@ -95,7 +94,7 @@ func rename(t *testing.T, store *dirdb.Store, name string) {
 func backupAndRestore(t *testing.T, target replicate.Target) {
 	ctx := context.Background()
 	data, store := smallFolder(t)
-	addIndexes(t, replicate.FilePath(data, "dirs/small/directory"))
+	addIndexes(t, dirsvc.FilePath(data, "dirs/small/directory"))
 	r, err := replicate.Open(ctx, data, target, smallFiles, replicate.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +146,7 @@ func backupAndRestore(t *testing.T, target replicate.Target) {
 		t.Errorf("restore at the time before the change: %q", got)
 	}
 	for _, dir := range []string{latest, earlier, atTime} {
-		checkIndexes(t, replicate.FilePath(dir, "dirs/small/directory"))
+		checkIndexes(t, dirsvc.FilePath(dir, "dirs/small/directory"))
 	}
 	// A restore never overwrites, and a file the target never held is not there.
 	if _, err := replicate.Restore(ctx, latest, target, "platform", replicate.At{}); err == nil {

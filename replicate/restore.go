@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benbjohnson/litestream"
+	"github.com/dirsvc/dirsvc"
 	"github.com/superfly/ltx"
 )
 
@@ -75,7 +76,7 @@ func restore(ctx context.Context, data string, c litestream.ReplicaClient, name 
 	if at.TXID != 0 && !at.Time.IsZero() {
 		return Restored{}, errors.New("replicate: restore to a position or to a time, not both")
 	}
-	out := FilePath(data, name)
+	out := dirsvc.FilePath(data, name)
 	if _, err := os.Stat(out); err == nil {
 		return Restored{}, fmt.Errorf("replicate: %s exists: restore into a data folder that does not hold it", out)
 	}

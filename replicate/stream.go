@@ -17,9 +17,8 @@ import (
 	"time"
 
 	"github.com/benbjohnson/litestream"
-	"github.com/superfly/ltx"
-
 	"github.com/dirsvc/dirsvc"
+	"github.com/superfly/ltx"
 )
 
 // The replication stream is how edges follow a primary: a read-only view, over HTTP, of the
@@ -98,7 +97,7 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 			// The answer carries the platform, so a change to the platform file is a new version
 			// too (or an edge would learn of a switch only when its wait is over). Only the
 			// position counts, never anything read from the file.
-			version += "." + strconv.FormatUint(rep.position("platform"), 36) + "." + rep.Lineage("platform")
+			version += "." + strconv.FormatUint(rep.position(dirsvc.PlatformFile), 36) + "." + rep.Lineage(dirsvc.PlatformFile)
 			if version != since || !time.Now().Before(deadline) {
 				p, err := platform(r.Context())
 				if err != nil {
@@ -191,7 +190,10 @@ const streamPoll = 20 * time.Millisecond
 
 // Streamed reports whether the stream serves the file named name: a directory file. The platform
 // and ops files are the primary's own.
-func Streamed(name string) bool { return ValidName(name) && strings.HasSuffix(name, "/directory") }
+func Streamed(name string) bool {
+	f, _, ok := dirsvc.ParseFileName(name)
+	return ok && f == dirsvc.DirectoryFile
+}
 
 // streamClient returns the folder client of the file the request names, and the level. A file the
 // stream does not serve, or that the primary does not replicate, is not found: the answer is the

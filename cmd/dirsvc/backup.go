@@ -70,11 +70,11 @@ func filesOf(ctx context.Context, store *dirdb.Store, data string) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	names := []string{"platform"}
+	names := []string{dirsvc.PlatformFile}
 	for _, slug := range slugs {
-		for _, f := range []string{"directory", "ops"} {
-			name := "dirs/" + slug + "/" + f
-			if _, err := os.Stat(replicate.FilePath(data, name)); err == nil {
+		for _, f := range []string{dirsvc.DirectoryFile, dirsvc.OpsFile} {
+			name := dirsvc.FileName(f, slug)
+			if _, err := os.Stat(dirsvc.FilePath(data, name)); err == nil {
 				names = append(names, name)
 			}
 		}
@@ -87,7 +87,7 @@ func filesOf(ctx context.Context, store *dirdb.Store, data string) ([]string, er
 // after the service's own connections are.
 func edgePlatform(data string) func(context.Context) (*dirsvc.Platform, error) {
 	return func(ctx context.Context) (*dirsvc.Platform, error) {
-		return dirdb.ReadPlatform(ctx, replicate.FilePath(data, "platform"))
+		return dirdb.ReadPlatform(ctx, dirsvc.FilePath(data, dirsvc.PlatformFile))
 	}
 }
 
@@ -203,8 +203,8 @@ func (m *Main) restore(ctx context.Context, args []string) error {
 	case *file != "":
 		err = one(*file)
 	case *slug != "":
-		if err = one("dirs/" + *slug + "/directory"); err == nil {
-			err = one("dirs/" + *slug + "/ops")
+		if err = one(dirsvc.FileName(dirsvc.DirectoryFile, *slug)); err == nil {
+			err = one(dirsvc.FileName(dirsvc.OpsFile, *slug))
 		}
 		if err == nil {
 			err = registerDirectory(ctx, m.Data, *slug)
@@ -261,7 +261,7 @@ const (
 // ErrNotReplicated when the target holds no platform file. Any failure leaves the data folder as it
 // was.
 func restoreFolder(ctx context.Context, data string, target replicate.Target, at replicate.At) ([]replicate.Restored, error) {
-	if _, err := os.Stat(replicate.FilePath(data, "platform")); err == nil {
+	if _, err := os.Stat(dirsvc.FilePath(data, dirsvc.PlatformFile)); err == nil {
 		return nil, fmt.Errorf("%s holds a platform file: restore into a data folder that does not", data)
 	}
 	if err := clearInterruptedRestore(data); err != nil {
@@ -279,15 +279,15 @@ func restoreFolder(ctx context.Context, data string, target replicate.Target, at
 	if err := os.WriteFile(filepath.Join(data, restoreMarker), nil, 0o600); err != nil {
 		return points, err
 	}
-	if err := os.MkdirAll(filepath.Join(data, "dirs"), 0o700); err != nil {
+	if err := os.MkdirAll(dirsvc.DirsPath(data), 0o700); err != nil {
 		return points, err
 	}
 	for _, slug := range slugs {
-		if err := os.Rename(filepath.Join(stage, "dirs", slug), filepath.Join(data, "dirs", slug)); err != nil {
+		if err := os.Rename(dirsvc.DirectoryFolder(stage, slug), dirsvc.DirectoryFolder(data, slug)); err != nil {
 			return points, fmt.Errorf("move a restored directory into place: %w", err)
 		}
 	}
-	if err := os.Rename(replicate.FilePath(stage, "platform"), replicate.FilePath(data, "platform")); err != nil {
+	if err := os.Rename(dirsvc.FilePath(stage, dirsvc.PlatformFile), dirsvc.FilePath(data, dirsvc.PlatformFile)); err != nil {
 		return points, fmt.Errorf("move the restored platform file into place: %w", err)
 	}
 	return points, os.Remove(filepath.Join(data, restoreMarker))
@@ -297,7 +297,7 @@ func restoreFolder(ctx context.Context, data string, target replicate.Target, at
 // files without the platform file that lists them). Directory files without a platform file and
 // without the marker are not a restore's: they are refused, never restored over.
 func clearInterruptedRestore(data string) error {
-	dirs := filepath.Join(data, "dirs")
+	dirs := dirsvc.DirsPath(data)
 	if _, err := os.Stat(filepath.Join(data, restoreMarker)); err == nil {
 		if err := os.RemoveAll(dirs); err != nil {
 			return fmt.Errorf("clear an interrupted restore: %w", err)
@@ -312,7 +312,7 @@ func clearInterruptedRestore(data string) error {
 
 // restoreInto restores the platform file and every directory it names into a new folder.
 func restoreInto(ctx context.Context, dir string, target replicate.Target, at replicate.At) ([]replicate.Restored, []string, error) {
-	p, err := replicate.Restore(ctx, dir, target, "platform", at)
+	p, err := replicate.Restore(ctx, dir, target, dirsvc.PlatformFile, at)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -327,8 +327,8 @@ func restoreInto(ctx context.Context, dir string, target replicate.Target, at re
 		return points, nil, err
 	}
 	for _, slug := range slugs {
-		for _, f := range []string{"directory", "ops"} {
-			p, err := replicate.Restore(ctx, dir, target, "dirs/"+slug+"/"+f, at)
+		for _, f := range []string{dirsvc.DirectoryFile, dirsvc.OpsFile} {
+			p, err := replicate.Restore(ctx, dir, target, dirsvc.FileName(f, slug), at)
 			if err != nil {
 				// Every directory listed is restored whole: its published file and its canonical
 				// records (without them, the next write would revert what was published).

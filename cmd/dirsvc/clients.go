@@ -13,7 +13,6 @@ import (
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/primary"
-	"github.com/dirsvc/dirsvc/replicate"
 )
 
 const clientsUsage = `[--data DIR] [--accept-new-server-key] OPERATION [arguments] [flags]
@@ -258,7 +257,7 @@ type clientsCmd struct {
 }
 
 // platformFile is where the clients are kept, as operators find it.
-func (c *clientsCmd) platformFile() string { return replicate.FilePath(c.Data, "platform") }
+func (c *clientsCmd) platformFile() string { return dirsvc.FilePath(c.Data, dirsvc.PlatformFile) }
 
 // served checks that this data folder serves the directory a grant names: a typo is an error, not
 // a dead grant.

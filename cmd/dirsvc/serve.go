@@ -16,14 +16,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/demo"
 	"github.com/dirsvc/dirsvc/replicate"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 func (m *Main) serve(ctx context.Context, args []string) error { return m.run(ctx, "serve", args) }
@@ -389,7 +388,7 @@ func (m *Main) loadDemoIfEmpty(ctx context.Context, store *dirdb.Store) error {
 // them as empty. Object storage, when configured, is the copy restored from unless the folder holds
 // a later position (the replica folder usually sits on the lost volume).
 func (m *Main) restoreIfEmpty(ctx context.Context, target replicate.Target) error {
-	if _, err := os.Stat(replicate.FilePath(m.Data, "platform")); err == nil {
+	if _, err := os.Stat(dirsvc.FilePath(m.Data, dirsvc.PlatformFile)); err == nil {
 		return nil
 	}
 	points, err := restoreFolder(ctx, m.Data, target, replicate.At{})
@@ -477,9 +476,9 @@ const shutdownStorageGrace = 5 * time.Second
 func replicateWrite(ctx context.Context, rep *replicate.Replicator, data, dir string, wait time.Duration) (primary.Replication, error) {
 	var out primary.Replication
 	positions := map[string]uint64{}
-	for _, f := range []string{"directory", "ops"} {
-		name := "dirs/" + dir + "/" + f
-		if _, err := os.Stat(replicate.FilePath(data, name)); err != nil {
+	for _, f := range []string{dirsvc.DirectoryFile, dirsvc.OpsFile} {
+		name := dirsvc.FileName(f, dir)
+		if _, err := os.Stat(dirsvc.FilePath(data, name)); err != nil {
 			continue // a directory's ops file appears with its first write
 		}
 		if _, err := rep.Add(ctx, name); err != nil { // created since the last look
@@ -491,8 +490,8 @@ func replicateWrite(ctx context.Context, rep *replicate.Replicator, data, dir st
 		}
 		positions[name] = pos
 	}
-	out.Position = positions["dirs/"+dir+"/directory"]
-	out.Lineage = rep.Lineage("dirs/" + dir + "/directory")
+	out.Position = positions[dirsvc.FileName(dirsvc.DirectoryFile, dir)]
+	out.Lineage = rep.Lineage(dirsvc.FileName(dirsvc.DirectoryFile, dir))
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for name, pos := range positions {
