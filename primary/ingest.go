@@ -216,140 +216,154 @@ func kindOf(b []byte) (string, error) {
 	return head.Kind, err
 }
 
+// parseLine reads one line of an import file into the snapshot.
 func (p *parser) parseLine(b []byte) error {
-	var head kindField
-	var err error
-	if head.Kind, err = kindOf(b); err != nil {
+	kind, err := kindOf(b)
+	if err != nil {
 		return p.fail("", "", "not a JSON object: %v", err)
 	}
-	if !p.haveDir && head.Kind != "directory" {
-		return p.fail("", "kind", "the first line must be the directory, not %q", head.Kind)
+	if !p.haveDir && kind != "directory" {
+		return p.fail("", "kind", "the first line must be the directory, not %q", kind)
 	}
-	decode := func(v any) error {
-		if err := decodeStrict(b, v); err != nil {
-			return p.fail("", "", "invalid %s: %v", head.Kind, err)
-		}
-		return nil
+	parse, ok := lineKinds[kind]
+	if !ok {
+		return p.fail("", "kind", "unknown kind %q", kind)
 	}
-	t := &p.snap.Taxonomy
-	var rec dirsvc.Record
-	switch head.Kind {
-	case "directory":
+	rec, err := parse(p, b)
+	if err != nil || rec == nil {
+		return err
+	}
+	return p.addRecord(rec)
+}
+
+// lineKinds reads each kind of line: into the directory, its taxonomy or its collections (and
+// returns nil), or into a record, returned for addRecord.
+var lineKinds = map[string]func(p *parser, b []byte) (dirsvc.Record, error){
+	"directory": func(p *parser, b []byte) (dirsvc.Record, error) {
 		if p.haveDir {
-			return p.fail("", "kind", "a second directory line")
+			return nil, p.fail("", "kind", "a second directory line")
 		}
 		p.haveDir = true
 		var v struct {
 			kindField
 			dirsvc.Directory
 		}
-		if err := decode(&v); err != nil {
-			return err
+		if err := p.decode(b, "directory", &v); err != nil {
+			return nil, err
 		}
 		p.snap.Directory = v.Directory
-		return nil
-	case "category":
+		return nil, nil
+	},
+	"category": func(p *parser, b []byte) (dirsvc.Record, error) {
 		var v struct {
 			kindField
 			dirsvc.Category
 		}
-		if err := decode(&v); err != nil {
-			return err
+		if err := p.decode(b, "category", &v); err != nil {
+			return nil, err
 		}
-		t.Categories = append(t.Categories, v.Category)
-		return nil
-	case "platformType":
+		p.snap.Taxonomy.Categories = append(p.snap.Taxonomy.Categories, v.Category)
+		return nil, nil
+	},
+	"platformType": func(p *parser, b []byte) (dirsvc.Record, error) {
 		var v struct {
 			kindField
 			dirsvc.PlatformType
 		}
-		if err := decode(&v); err != nil {
-			return err
+		if err := p.decode(b, "platformType", &v); err != nil {
+			return nil, err
 		}
-		t.PlatformTypes = append(t.PlatformTypes, v.PlatformType)
-		return nil
-	case "localType":
+		p.snap.Taxonomy.PlatformTypes = append(p.snap.Taxonomy.PlatformTypes, v.PlatformType)
+		return nil, nil
+	},
+	"localType": func(p *parser, b []byte) (dirsvc.Record, error) {
 		var v struct {
 			kindField
 			dirsvc.LocalType
 		}
-		if err := decode(&v); err != nil {
-			return err
+		if err := p.decode(b, "localType", &v); err != nil {
+			return nil, err
 		}
-		t.LocalTypes = append(t.LocalTypes, v.LocalType)
-		return nil
-	case "program", "targetGroup":
-		var v struct {
-			kindField
-			dirsvc.Term
-		}
-		list := &t.Programs
-		if head.Kind == "targetGroup" {
-			list = &t.TargetGroups
-		}
-		if err := decode(&v); err != nil {
-			return err
-		}
-		*list = append(*list, v.Term)
-		return nil
-	case "collection":
+		p.snap.Taxonomy.LocalTypes = append(p.snap.Taxonomy.LocalTypes, v.LocalType)
+		return nil, nil
+	},
+	"program": func(p *parser, b []byte) (dirsvc.Record, error) {
+		return nil, p.term(b, "program", &p.snap.Taxonomy.Programs)
+	},
+	"targetGroup": func(p *parser, b []byte) (dirsvc.Record, error) {
+		return nil, p.term(b, "targetGroup", &p.snap.Taxonomy.TargetGroups)
+	},
+	"collection": func(p *parser, b []byte) (dirsvc.Record, error) {
 		var v struct {
 			kindField
 			dirsvc.Collection
 		}
-		if err := decode(&v); err != nil {
-			return err
+		if err := p.decode(b, "collection", &v); err != nil {
+			return nil, err
 		}
 		p.snap.Collections = append(p.snap.Collections, v.Collection)
-		return nil
-	case "organisation":
+		return nil, nil
+	},
+	"organisation": func(p *parser, b []byte) (dirsvc.Record, error) {
 		var v struct {
 			kindField
 			dirsvc.Organisation
 		}
-		rec = &v.Organisation
-		if err := decode(&v); err != nil {
-			return err
-		}
-	case "location":
+		return &v.Organisation, p.decode(b, "organisation", &v)
+	},
+	"location": func(p *parser, b []byte) (dirsvc.Record, error) {
 		var v struct {
 			kindField
 			dirsvc.Location
 		}
-		rec = &v.Location
-		if err := decode(&v); err != nil {
-			return err
-		}
-	case "service":
+		return &v.Location, p.decode(b, "location", &v)
+	},
+	"service": func(p *parser, b []byte) (dirsvc.Record, error) {
 		var v struct {
 			kindField
 			dirsvc.Service
 		}
-		rec = &v.Service
-		if err := decode(&v); err != nil {
-			return err
-		}
-	case "practitioner":
+		return &v.Service, p.decode(b, "service", &v)
+	},
+	"practitioner": func(p *parser, b []byte) (dirsvc.Record, error) {
 		var v struct {
 			kindField
 			dirsvc.Practitioner
 		}
-		rec = &v.Practitioner
-		if err := decode(&v); err != nil {
-			return err
-		}
-	case "role":
+		return &v.Practitioner, p.decode(b, "practitioner", &v)
+	},
+	"role": func(p *parser, b []byte) (dirsvc.Record, error) {
 		var v struct {
 			kindField
 			dirsvc.PractitionerRole
 		}
-		rec = &v.PractitionerRole
-		if err := decode(&v); err != nil {
-			return err
-		}
-	default:
-		return p.fail("", "kind", "unknown kind %q", head.Kind)
+		return &v.PractitionerRole, p.decode(b, "role", &v)
+	},
+}
+
+// decode reads a line of the kind strictly into v.
+func (p *parser) decode(b []byte, kind string, v any) error {
+	if err := decodeStrict(b, v); err != nil {
+		return p.fail("", "", "invalid %s: %v", kind, err)
 	}
+	return nil
+}
+
+// term reads a line of a simple list (programs, target groups) into list.
+func (p *parser) term(b []byte, kind string, list *[]dirsvc.Term) error {
+	var v struct {
+		kindField
+		dirsvc.Term
+	}
+	if err := p.decode(b, kind, &v); err != nil {
+		return err
+	}
+	*list = append(*list, v.Term)
+	return nil
+}
+
+// addRecord checks a record's public ID, normalises it and adds it to the snapshot.
+func (p *parser) addRecord(rec dirsvc.Record) error {
 	id := rec.Base().PublicID
 	if !dirsvc.ValidPublicID(rec.Kind(), id) {
 		return p.fail(id, "publicId", "%q is not a valid %s public ID (prefix %s, then 1 to 64 letters, digits, - or _)", id, rec.Kind(), rec.Kind().IDPrefix())
