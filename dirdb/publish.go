@@ -61,6 +61,14 @@ const leadershipBit = 1 << 7
 // audienceBit returns the bit of audience a in a projection's audience set.
 func audienceBit(a dirsvc.Audience) int64 { return 1 << a }
 
+// projected is one view of a record: for an audience's bit (or leadershipBit), the view, and its
+// JSON without versions.
+type projected struct {
+	bit  int64
+	v    any
+	body []byte
+}
+
 // publish runs the projection gate on rec for every served audience and compares the result with
 // what is published (prev). It decides the new version and local revision, and the event, if any.
 // ownChanged says whether the directory's own information on the record changed.
@@ -69,42 +77,11 @@ func audienceBit(a dirsvc.Audience) int64 { return 1 << a }
 // can be made at once; the versions it decides go into the views and the row only.
 func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, now time.Time) (publication, error) {
 	m := rec.Base()
-	type view struct {
-		bit int64
-		v   any
+	views, visible := project(rec, rel, now)
+	hash, err := encodeViews(m, views)
+	if err != nil {
+		return publication{}, err
 	}
-	var views []view
-	var visible dirsvc.Audiences
-	for _, a := range dirsvc.ServedAudiences {
-		if v := dirsvc.Project(rec, rel, a); v != nil {
-			views = append(views, view{audienceBit(a), v})
-			visible |= dirsvc.AudiencesOf(a)
-		}
-	}
-	if o, ok := rec.(*dirsvc.Organisation); ok && len(views) > 0 && len(o.Leadership) > 0 {
-		// Stored with every appointment current in some time zone; reads keep those current in the
-		// directory's (edge/leadership.go).
-		views = append(views, view{leadershipBit, dirsvc.ProjectLeadership(o, dirsvc.EarliestToday(now))})
-	}
-	// The views without versions decide whether anything published changed.
-	noVersions := dirsvc.RecordHead{PublicID: m.PublicID, Origin: m.Origin}
-	bodies := make([][]byte, len(views))
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", m.State, m.Survivor)
-	for i, v := range views {
-		if x, ok := v.v.(interface{ Head() *dirsvc.RecordHead }); ok {
-			*x.Head() = noVersions
-		}
-		b, err := json.Marshal(v.v)
-		if err != nil {
-			return publication{}, fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
-		}
-		bodies[i] = b
-		fmt.Fprintf(h, "%d\x00%d\x00", v.bit, len(b))
-		h.Write(b)
-	}
-	hash := h.Sum(nil)
-
 	p := publication{row: prev, prevRefs: prev.refs, isNew: !prev.exists}
 	p.row.exists, p.row.kind, p.row.state, p.row.survivor = true, rec.Kind(), m.State, m.Survivor
 	p.row.refs = refsOf(rec, rel)
@@ -118,36 +95,92 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 		p.row.localRevision++
 	}
 	p.row.seenBy = seenBy(m.State, prev, visible)
+	changed := p.row.assignHeads(prev, views, ownChanged, now)
+	if err := p.addViews(m, views, now); err != nil {
+		return publication{}, err
+	}
+	p.events = eventsOf(prev, &p.row, visible, changed)
+	return p, nil
+}
 
-	// Each audience's view takes the new version only when it changed for that audience.
+// project returns the views of rec: each served audience's that may see it, and an organisation's
+// leadership; and the audiences that see it.
+func project(rec dirsvc.Record, rel dirsvc.Lookup, now time.Time) ([]projected, dirsvc.Audiences) {
+	var views []projected
+	var visible dirsvc.Audiences
+	for _, a := range dirsvc.ServedAudiences {
+		if v := dirsvc.Project(rec, rel, a); v != nil {
+			views = append(views, projected{bit: audienceBit(a), v: v})
+			visible |= dirsvc.AudiencesOf(a)
+		}
+	}
+	if o, ok := rec.(*dirsvc.Organisation); ok && len(views) > 0 && len(o.Leadership) > 0 {
+		// Stored with every appointment current in some time zone; reads keep those current in the
+		// directory's (edge/leadership.go).
+		views = append(views, projected{bit: leadershipBit, v: dirsvc.ProjectLeadership(o, dirsvc.EarliestToday(now))})
+	}
+	return views, visible
+}
+
+// encodeViews encodes each view without versions (into its body) and returns the hash of them all
+// with the record's state: what decides whether anything published changed.
+func encodeViews(m *dirsvc.Meta, views []projected) ([]byte, error) {
+	noVersions := dirsvc.RecordHead{PublicID: m.PublicID, Origin: m.Origin}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", m.State, m.Survivor)
+	for i := range views {
+		v := &views[i]
+		if x, ok := v.v.(interface{ Head() *dirsvc.RecordHead }); ok {
+			*x.Head() = noVersions
+		}
+		b, err := json.Marshal(v.v)
+		if err != nil {
+			return nil, fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
+		}
+		v.body = b
+		fmt.Fprintf(h, "%d\x00%d\x00", v.bit, len(b))
+		h.Write(b)
+	}
+	return h.Sum(nil), nil
+}
+
+// assignHeads gives each audience's view its head: the new version only when the view changed for
+// that audience, else the head it had. It returns the audiences whose view changed.
+func (r *row) assignHeads(prev row, views []projected, ownChanged bool, now time.Time) dirsvc.Audiences {
 	var leadership []byte
-	for i, v := range views {
+	for _, v := range views {
 		if v.bit == leadershipBit {
-			leadership = bodies[i]
+			leadership = v.body
 		}
 	}
 	var changed dirsvc.Audiences
-	p.row.heads = heads{}
-	for i, v := range views {
+	r.heads = heads{}
+	for _, v := range views {
 		if v.bit == leadershipBit {
 			continue
 		}
 		a := audienceOfBit(v.bit)
-		ph, vh := prev.heads[a], viewHash(a, bodies[i], leadership)
+		ph, vh := prev.heads[a], viewHash(a, v.body, leadership)
 		if ph.version != 0 && ph.hash == vh {
-			p.row.heads[a] = ph
+			r.heads[a] = ph
 			continue
 		}
 		lrev := ph.localRevision
 		if ownChanged || ph.version == 0 {
-			lrev = p.row.localRevision
+			lrev = r.localRevision
 		}
-		p.row.heads[a] = audienceHead{version: p.row.version, localRevision: lrev, updatedMs: now.UnixMilli(), hash: vh}
+		r.heads[a] = audienceHead{version: r.version, localRevision: lrev, updatedMs: now.UnixMilli(), hash: vh}
 		changed |= served(a)
 	}
-	oldHead, err := json.Marshal(noVersions)
+	return changed
+}
+
+// addViews adds to the publication each view with its head, as the rows to store (audiences that
+// see the same bytes share one), and the list keys of each audience's view.
+func (p *publication) addViews(m *dirsvc.Meta, views []projected, now time.Time) error {
+	oldHead, err := json.Marshal(dirsvc.RecordHead{PublicID: m.PublicID, Origin: m.Origin})
 	if err != nil {
-		return publication{}, err
+		return err
 	}
 	// Most views of a record share one head: each distinct head is encoded once.
 	type encodedHead struct {
@@ -167,7 +200,7 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 		encoded = append(encoded, encodedHead{hd, b})
 		return b, err
 	}
-	for i, v := range views {
+	for _, v := range views {
 		hd := audienceHead{version: p.row.version, localRevision: p.row.localRevision, updatedMs: now.UnixMilli()}
 		if v.bit != leadershipBit {
 			p.keys = addKeys(p.keys, v.v, v.bit)
@@ -175,13 +208,12 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 		}
 		newHead, err := headJSON(hd)
 		if err != nil {
-			return publication{}, err
+			return err
 		}
-		b, err := withHead(bodies[i], v.v, oldHead, newHead)
+		b, err := withHead(v.body, v.v, oldHead, newHead)
 		if err != nil {
-			return publication{}, fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
+			return fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
 		}
-		// Audiences that see the same bytes share one row.
 		shared := false
 		for j := range p.views {
 			if bytes.Equal(p.views[j].body, b) {
@@ -194,8 +226,7 @@ func publish(rec dirsvc.Record, rel dirsvc.Lookup, prev row, ownChanged bool, no
 			p.views = append(p.views, viewRow{v.bit, b, hd.updatedMs})
 		}
 	}
-	p.events = eventsOf(prev, &p.row, visible, changed)
-	return p, nil
+	return nil
 }
 
 // audienceOfBit returns the served audience of a view's bit.
