@@ -67,6 +67,10 @@ type FHIRInfo struct {
 }
 
 func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
+	if _, err := readQuery(r); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	_, info, err := s.directory(r.Context(), r.PathValue("dir"))
 	if err != nil {
 		s.cacheFor(w, r)

@@ -53,6 +53,10 @@ func (s *Server) leadershipOf(r *http.Request, rd *reading, orgID string) ([]byt
 }
 
 func (s *Server) handleGetLeadership(w http.ResponseWriter, r *http.Request) {
+	if _, err := readQuery(r); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	// Leadership is what leaders show to health professionals: never to the public tier.
 	if t := tokenFrom(r.Context()); t == nil || t.Tier == dirsvc.Public {
 		s.error(w, r, dirsvc.Errorf(dirsvc.EForbiddenScope, "Leadership needs the scope %s.", dirsvc.ScopeLeadershipRead))

@@ -2,13 +2,8 @@ package edge
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,87 +21,23 @@ const (
 	maxIdentifier    = 100
 )
 
-// listValues returns the values of a list filter, given repeated or comma-separated, each checked
-// by valid; a bad or empty value, or too many, is a 400 naming the parameter.
-func listValues(q url.Values, name string, valid func(string) bool) ([]string, error) {
-	var out []string
-	for _, v := range q[name] {
-		for _, part := range strings.Split(v, ",") {
-			part = strings.TrimSpace(part)
-			if !valid(part) {
-				return nil, dirsvc.InvalidParam(name, "%s holds a value that is not valid: %.40q", name, part)
-			}
-			out = append(out, part)
-		}
-	}
-	if len(out) > maxFilterValues {
-		return nil, dirsvc.InvalidParam(name, "%s takes at most %d values", name, maxFilterValues)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-// single returns the one value of a parameter; given twice it is a 400 naming it.
-func single(q url.Values, name string) (string, error) {
-	switch vs := q[name]; len(vs) {
-	case 0:
-		return "", nil
-	case 1:
-		return vs[0], nil
-	}
-	return "", dirsvc.InvalidParam(name, "%s may be given once", name)
-}
-
 // pageParams reads cursor and limit. A cursor is bound to the query it was made for (key): given with
-// another query it is a 400.
-func pageParams(q url.Values, key string) (after string, limit int, err error) {
-	limit = defaultListLimit
-	ls, err := single(q, "limit")
-	if err != nil {
+// another query, altered, or not one this deployment made, it is a 400 naming cursor.
+func (s *Server) pageParams(q query, key string) (after string, limit int, err error) {
+	if limit, err = q.limit(defaultListLimit, maxListLimit); err != nil {
 		return "", 0, err
 	}
-	if ls != "" {
-		n, err := strconv.Atoi(ls)
-		if err != nil || n < 1 || n > maxListLimit {
-			return "", 0, dirsvc.InvalidParam("limit", "limit must be an integer from 1 to %d", maxListLimit)
-		}
-		limit = n
-	}
-	c, err := single(q, "cursor")
-	if err != nil || c == "" {
-		return "", limit, err
+	c, ok := q.get("cursor")
+	if !ok {
+		return "", limit, nil
 	}
 	if len(c) > maxCursor {
 		return "", 0, dirsvc.InvalidParam("cursor", "cursor is at most %d characters", maxCursor)
 	}
-	if after, ok := decodeCursor(c, key); ok {
+	if after, ok := s.cursors.open(c, key); ok {
 		return after, limit, nil
 	}
 	return "", 0, dirsvc.InvalidParam("cursor", "cursor is not one this list gave for this query")
-}
-
-// queryKey is what a cursor is bound to: the directory, the caller's view and the filters.
-func queryKey(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
-}
-
-// encodeCursor returns the opaque cursor of the page that follows the public ID after.
-func encodeCursor(after, key string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(after + "|" + key))
-}
-
-func decodeCursor(c, key string) (string, bool) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil {
-		return "", false
-	}
-	after, k, ok := strings.Cut(string(b), "|")
-	return after, ok && k == key && dirsvc.KindOfID(after) != ""
 }
 
 // viewerKey names a viewer in a query key.
@@ -129,7 +60,7 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, a dirsvc.Audi
 	buf.WriteString(strconv.Itoa(limit))
 	buf.WriteString(`,"nextCursor":`)
 	if page.More {
-		buf.WriteString(strconv.Quote(encodeCursor(page.Items[len(page.Items)-1].PublicID, key)))
+		buf.WriteString(strconv.Quote(s.cursors.seal(page.Items[len(page.Items)-1].PublicID, key)))
 	} else {
 		buf.WriteString("null")
 	}
@@ -148,21 +79,17 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, a dirsvc.Audi
 	writeTagged(w, r, body, etag, f)
 }
 
-func (s *Server) handleListServices(w http.ResponseWriter, r *http.Request) {
-	viewer, err := s.viewer(r, dirsvc.ScopeGraphRead)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	q := r.URL.Query()
+// serviceListParams are the query parameters of the service list.
+var serviceListParams = []param{updatedSinceParam, areaParam, typeParam, categoryParam, organisationParam,
+	cursorParam, limitParam}
+
+// serviceQuery reads the filters of the service list; a bad one is a 400 naming it.
+func serviceQuery(q query) (dirsvc.ServiceQuery, error) {
 	var sq dirsvc.ServiceQuery
-	if since, err := single(q, "updatedSince"); err != nil {
-		s.error(w, r, err)
-		return
-	} else if since != "" {
+	if since, ok := q.get("updatedSince"); ok {
+		var err error
 		if sq.UpdatedSince, err = time.Parse(time.RFC3339Nano, since); err != nil {
-			s.error(w, r, dirsvc.InvalidParam("updatedSince", "updatedSince must be a date-time such as 2026-01-31T00:00:00Z"))
-			return
+			return sq, dirsvc.InvalidParam("updatedSince", "updatedSince must be a date-time such as 2026-01-31T00:00:00Z")
 		}
 	}
 	validOrg := func(id string) bool { return dirsvc.ValidPublicID(dirsvc.KindOrganisation, id) }
@@ -176,10 +103,29 @@ func (s *Server) handleListServices(w http.ResponseWriter, r *http.Request) {
 		{"category", &sq.Categories, dirsvc.ValidCode},
 		{"organisation", &sq.Organisations, validOrg},
 	} {
-		if *f.dst, err = listValues(q, f.name, f.valid); err != nil {
-			s.error(w, r, err)
-			return
+		var err error
+		if *f.dst, err = q.list(f.name, f.valid); err != nil {
+			return sq, err
 		}
+	}
+	return sq, nil
+}
+
+func (s *Server) handleListServices(w http.ResponseWriter, r *http.Request) {
+	q, err := readQuery(r, serviceListParams...)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	viewer, err := s.viewer(r, dirsvc.ScopeGraphRead)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	sq, err := serviceQuery(q)
+	if err != nil {
+		s.error(w, r, err)
+		return
 	}
 	dir, _, err := s.directory(r.Context(), r.PathValue("dir"))
 	if err != nil {
@@ -190,7 +136,7 @@ func (s *Server) handleListServices(w http.ResponseWriter, r *http.Request) {
 	key := queryKey(r.PathValue("dir"), viewerKey(viewer), sq.UpdatedSince.UTC().Format(time.RFC3339Nano),
 		strings.Join(sq.Areas, ","), strings.Join(sq.Types, ","), strings.Join(sq.Categories, ","),
 		strings.Join(sq.Organisations, ","))
-	if sq.After, sq.Limit, err = pageParams(q, key); err != nil {
+	if sq.After, sq.Limit, err = s.pageParams(q, key); err != nil {
 		s.error(w, r, err)
 		return
 	}
@@ -208,6 +154,11 @@ func (s *Server) handleListServices(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleListPractitioners(w http.ResponseWriter, r *http.Request) {
+	q, err := readQuery(r, cursorParam, limitParam)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
 	viewer, err := s.viewer(r, dirsvc.ScopePractitionersRead)
 	if err != nil {
 		s.error(w, r, err)
@@ -225,7 +176,7 @@ func (s *Server) handleListPractitioners(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	key := queryKey(r.PathValue("dir"), viewerKey(viewer), "practitioners")
-	after, limit, err := pageParams(r.URL.Query(), key)
+	after, limit, err := s.pageParams(q, key)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -241,6 +192,19 @@ func (s *Server) handleListPractitioners(w http.ResponseWriter, r *http.Request)
 	s.writeList(w, r, viewer.Audience, page, limit, key)
 }
 
+// identifierParams reads the system and value of an identifier search; both are required.
+func identifierParams(q query) (system, value string, err error) {
+	system, _ = q.get("system")
+	if strings.TrimSpace(system) == "" || len(system) > maxSystem {
+		return "", "", dirsvc.InvalidParam("system", "system is required: an identifier system URI or a type such as abn or hpio, at most %d characters", maxSystem)
+	}
+	value, _ = q.get("value")
+	if strings.TrimSpace(value) == "" || len(value) > maxIdentifier {
+		return "", "", dirsvc.InvalidParam("value", "value is required, at most %d characters", maxIdentifier)
+	}
+	return system, value, nil
+}
+
 // IdentifiedRecord is an item of an identifier search.
 type IdentifiedRecord struct {
 	EntityType dirsvc.Kind `json:"entityType"`
@@ -248,24 +212,17 @@ type IdentifiedRecord struct {
 }
 
 func (s *Server) handleSearchIdentifiers(w http.ResponseWriter, r *http.Request) {
+	q, err := readQuery(r, systemParam, valueParam)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
 	viewer, err := s.viewer(r, dirsvc.ScopeGraphRead)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	q := r.URL.Query()
-	system, err := single(q, "system")
-	if err == nil && (strings.TrimSpace(system) == "" || len(system) > maxSystem) {
-		err = dirsvc.InvalidParam("system", "system is required: an identifier system URI or a type such as abn or hpio, at most %d characters", maxSystem)
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	value, err := single(q, "value")
-	if err == nil && (strings.TrimSpace(value) == "" || len(value) > maxIdentifier) {
-		err = dirsvc.InvalidParam("value", "value is required, at most %d characters", maxIdentifier)
-	}
+	system, value, err := identifierParams(q)
 	if err != nil {
 		s.error(w, r, err)
 		return

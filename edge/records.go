@@ -40,17 +40,9 @@ func (rd *reading) aud() dirsvc.Audience { return rd.viewer.Audience }
 // kind, taken down), gone (closed or removed) or moved (merged). The route says whether the kind's
 // default representation is the brief one, and whether it has a page at all.
 func (s *Server) readRecord(r *http.Request, rt recordRoute) (*reading, error) {
-	brief := rt.briefDefault
-	switch view := r.URL.Query().Get("view"); {
-	case rt.page == nil:
-		// A kind with one representation takes no view.
-	case view == "":
-	case view == "page":
-		brief = false
-	case view == "brief":
-		brief = true
-	default:
-		return nil, dirsvc.InvalidParam("view", "view must be brief or page")
+	brief, err := recordView(r, rt)
+	if err != nil {
+		return nil, err
 	}
 	viewer, err := s.viewer(r, dirsvc.ScopeGraphRead)
 	if err != nil {

@@ -54,6 +54,10 @@ type Config struct {
 	// presents the vouching credential derived from it (see vouching) is limited by the client
 	// address the edge names.
 	EdgeToken string
+	// CursorSecret is the secret the keys of list cursors derive from. Every node of a deployment
+	// (the primary and its edges) must be given the same, so that each accepts the cursors the
+	// others gave; empty means a random secret, whose cursors only this process accepts.
+	CursorSecret []byte
 }
 
 // Server is the HTTP handler of the read routes.
@@ -69,6 +73,7 @@ type Server struct {
 	// expensiveRoutes are the patterns of the expensive read routes (handleExpensive).
 	expensiveRoutes map[string]bool
 	bodies          *bodyCache   // coded forms of bodies composed at read time
+	cursors         *cursorKeys  // sign and hide the list cursors
 	vouch           string       // on a primary with a replication token, the credential edges vouch with
 	forward         http.Handler // on an edge, what sends a request to the primary; nil elsewhere
 	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
@@ -91,7 +96,8 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
 		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited),
-		bodies: newBodyCache(), admit: newAdmission(cfg.Admission), expensiveRoutes: map[string]bool{}}
+		bodies: newBodyCache(), admit: newAdmission(cfg.Admission), expensiveRoutes: map[string]bool{},
+		cursors: newCursorKeys(cfg.CursorSecret)}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}

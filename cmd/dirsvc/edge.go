@@ -86,6 +86,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	defer func() { stopFollowing(); <-followed }() // before the store closes
 
 	cfg.Catalog, cfg.Keys = store, store
+	cfg.CursorSecret = cursorSecret(nil, *token) // as the primary's: its cursors are taken here
 	cfg.Status = func(context.Context) dirsvc.NodeStatus { return follower.Status() }
 	cfg.Forwarding = &edge.Forwarding{Primary: u, FlyPrimaryRegion: *flyRegion, EdgeToken: *token,
 		Positions: follower, ReadWait: *readWait}

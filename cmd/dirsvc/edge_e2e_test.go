@@ -292,8 +292,19 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 	c.waitFor(t, "the new directory at the edge", func() bool {
 		return get(t, c.edge, "/v1/d/extra/developers", nil).status == 200
 	})
-	if at, want := get(t, c.edge, "/v1/d/extra/services?limit=3", nil), get(t, c.primary, "/v1/d/extra/services?limit=3", nil); !bytes.Equal(at.body, want.body) {
+	at, want := get(t, c.edge, "/v1/d/extra/services?limit=3", nil), get(t, c.primary, "/v1/d/extra/services?limit=3", nil)
+	if !bytes.Equal(at.body, want.body) {
 		t.Errorf("the new directory differs at the edge:\n%s\n%s", at.body, want.body)
+	}
+	// A cursor the primary gave is taken at the edge, and the edge's at the primary: both derive the
+	// cursor keys from the replication token.
+	var page struct{ NextCursor string }
+	if err := json.Unmarshal(want.body, &page); err != nil || page.NextCursor == "" {
+		t.Fatalf("the primary's first page of extra has no cursor: %v %s", err, want.body)
+	}
+	next := "/v1/d/extra/services?limit=3&cursor=" + page.NextCursor
+	if at, want := get(t, c.edge, next, nil), get(t, c.primary, next, nil); at.status != 200 || !bytes.Equal(at.body, want.body) {
+		t.Errorf("the primary's cursor at the edge: %d %s\nat the primary: %d %s", at.status, at.body, want.status, want.body)
 	}
 
 	// Health and metrics name the role and each copy's position.

@@ -147,6 +147,11 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	access.Issuer = cfg.BaseURL
 	go m.retireKeys(ctx, access)
 	cfg.Catalog, cfg.Keys = store, store
+	replicationToken := ""
+	if repToken != nil {
+		replicationToken = *repToken
+	}
+	cfg.CursorSecret = cursorSecret(key, replicationToken)
 	if rep != nil {
 		cfg.Status = func(context.Context) dirsvc.NodeStatus { return primaryStatus(rep, *maxStorageLag) }
 		cfg.EdgeToken = *repToken
@@ -192,6 +197,17 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	}
 	defer stopMetrics()
 	return m.serveHTTP(ctx, ln, handler)
+}
+
+// cursorSecret returns the secret the keys of list cursors derive from, which every node of a
+// deployment must share so that each accepts the cursors the others gave: the replication token,
+// which the primary and each of its edges are given, when there is one; else the server key (a node
+// no edge follows).
+func cursorSecret(serverKey []byte, replicationToken string) []byte {
+	if replicationToken != "" {
+		return []byte(replicationToken)
+	}
+	return serverKey
 }
 
 // httpFlags are the flags of every mode that serves the API.

@@ -764,6 +764,10 @@ func TestEdgeAnswersMatchDocument(t *testing.T) {
 		{"/v1/d/demo/services?limit=101", 400, nil},
 		{"/v1/d/demo/services?limit=1&limit=2", 400, nil},
 		{"/v1/d/demo/services?cursor=bogus", 400, nil},
+		{"/v1/d/demo/services?q=clinic", 400, nil},     // an unknown parameter is refused, never ignored
+		{"/v1/d/demo/services?limit=%2B5", 400, nil},   // digits only
+		{"/v1/d/demo/services/svc_full?x=1", 400, nil}, // every endpoint knows its parameters
+		{"/v1/d/demo/developers?x=1", 400, nil},
 		{"/v1/d/demo/services?cursor=" + strings.Repeat("x", 201), 400, nil},
 		{"/v1/d/nope/services", 404, nil},
 
@@ -778,13 +782,14 @@ func TestEdgeAnswersMatchDocument(t *testing.T) {
 		{"/v1/d/demo/practitioners/prac_x", 404, nil},
 		{"/v1/d/demo/practitioners/svc_full", 404, nil},
 		{"/v1/d/demo/practitioners/prac_a?view=bogus", 400, nil},
+		{"/v1/d/demo/practitioners/prac_a?view=page&view=page", 400, nil},
 		{"/v1/d/demo/practitioners/prac_closed", 410, nil},
 		{"/v1/d/demo/practitioners/prac_merged?view=page", 200, nil}, // 301, then the survivor
 		{"/v1/d/demo/practitioners/prac_a", 304, []string{"If-None-Match", `"prac_a-v3"`}},
 		{"/v1/d/demo/roles/role_full", 200, nil},
 		{"/v1/d/demo/roles/role_min", 200, nil},
-		{"/v1/d/demo/roles/role_full?view=page", 200, nil},
-		{"/v1/d/demo/roles/role_full?view=bogus", 200, nil}, // a role has one representation: view is ignored
+		{"/v1/d/demo/roles/role_full?view=page", 400, nil}, // a role has one representation and takes no view
+		{"/v1/d/demo/roles/role_full?view=bogus", 400, nil},
 		{"/v1/d/demo/roles/role_x", 404, nil},
 		{"/v1/d/demo/roles/role_removed", 410, nil},
 		{"/v1/d/demo/roles/role_merged", 200, nil}, // 301, then the survivor
