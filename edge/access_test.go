@@ -39,6 +39,7 @@ type grant struct {
 	client    string
 	issued    time.Time // zero: now
 	expires   time.Time // zero: ten minutes after issued
+	issuer    string    // the server's base URL; zero: edge.DefaultBaseURL
 }
 
 // token signs an access token for the grant, as the primary's token endpoint would.
@@ -57,7 +58,10 @@ func token(tb testing.TB, g grant) string {
 	if g.expires.IsZero() {
 		g.expires = now.Add(10 * time.Minute)
 	}
-	t := &dirsvc.AccessToken{Issuer: edge.DefaultBaseURL, Subject: g.client, Directory: g.dir, ClientID: g.client,
+	if g.issuer == "" {
+		g.issuer = edge.DefaultBaseURL
+	}
+	t := &dirsvc.AccessToken{Issuer: g.issuer, Subject: g.client, Directory: g.dir, ClientID: g.client,
 		IssuedAt: now.Unix(), Expires: g.expires.Unix(), ID: "jti", Scope: g.scopes, Tier: g.tier,
 		Narrowing: g.narrowing, Limit: g.limit}
 	raw, err := dirsvc.SignToken(t, testKeys.kid, testKeys.priv)

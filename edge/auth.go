@@ -238,6 +238,14 @@ func (s *Server) viewer(r *http.Request, scope string) (dirsvc.Viewer, error) {
 	return t.Viewer(), nil
 }
 
+// audience returns the tier the caller is served as: its token's, or public without one.
+func audience(r *http.Request) dirsvc.Audience {
+	if t := tokenFrom(r.Context()); t != nil {
+		return t.Tier
+	}
+	return dirsvc.Public
+}
+
 // cacheFor sets the caching of a successful read: shared caches keep an anonymous public answer a
 // minute; every answer to a client is private and never stored (the guard set that already).
 func (s *Server) cacheFor(w http.ResponseWriter, r *http.Request) {

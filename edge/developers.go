@@ -103,7 +103,9 @@ func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set("X-DIR-Audience", dirsvc.Public.String())
+	// The body is the same for every audience, but the answer names the one the caller is served
+	// as, as every answer to a read does.
+	setAudience(w, audience(r))
 	if tokenFrom(r.Context()) == nil {
 		h.Set("Cache-Control", "public, max-age=300")
 	}

@@ -72,7 +72,14 @@ type response struct {
 
 func (s *testServer) get(tb testing.TB, path string, header ...string) response {
 	tb.Helper()
-	req, err := http.NewRequest("GET", s.URL+path, nil)
+	return s.do(tb, "GET", path, header...)
+}
+
+// do sends a request without a body, with the headers given as name, value pairs, and reads the
+// response whole.
+func (s *testServer) do(tb testing.TB, method, path string, header ...string) response {
+	tb.Helper()
+	req, err := http.NewRequest(method, s.URL+path, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -252,7 +259,7 @@ func TestLifecycleAnswers(t *testing.T) {
 			}
 			wantLoc := ""
 			if status == http.StatusMovedPermanently {
-				wantLoc = kind + target + "?view=brief"
+				wantLoc = edge.DefaultBaseURL + kind + target + "?view=brief"
 			}
 			if loc := got.header.Get("Location"); loc != wantLoc {
 				t.Errorf("%s: %s answers %s Location %q, want %q", tc.name, tc.id, c.name, loc, wantLoc)

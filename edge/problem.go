@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -20,6 +21,10 @@ type Problem struct {
 	Detail string `json:"detail,omitempty"`
 	Param  string `json:"param,omitempty"`
 }
+
+// eMethodNotAllowed is the code of a request whose path a route serves, but not with its method. It
+// is the edge's own: no domain operation fails with it.
+const eMethodNotAllowed = "method-not-allowed"
 
 // problemKinds maps domain error codes to status and title.
 var problemKinds = map[string]struct {
@@ -36,6 +41,7 @@ var problemKinds = map[string]struct {
 	dirsvc.ERateLimited:    {http.StatusTooManyRequests, "Too many requests"},
 	dirsvc.EInternal:       {http.StatusInternalServerError, "Internal error"},
 	dirsvc.EUnavailable:    {http.StatusServiceUnavailable, "Unavailable"},
+	eMethodNotAllowed:      {http.StatusMethodNotAllowed, "Method not allowed"},
 }
 
 // ProblemTypeBase prefixes problem type URIs; the code follows it.
@@ -82,8 +88,34 @@ func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 	w.Write(body)
 }
 
+// handleNotFound answers a request no route serves. When routes serve its path with other methods
+// it answers 405 naming them in Allow (which routes exist is no secret; which records do is, and the
+// answer is the same whatever record the path names). Otherwise it answers as a missing record.
 func (s *Server) handleNotFound(w http.ResponseWriter, r *http.Request) {
+	if allow := s.allowed(r); len(allow) > 0 {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.error(w, r, dirsvc.Errorf(eMethodNotAllowed, "This address answers only %s.", strings.Join(allow, ", ")))
+		return
+	}
 	s.error(w, r, dirsvc.ErrNotFound)
+}
+
+// routeMethods are the methods the routes of the service are registered with (HEAD is served with
+// GET); allowed asks the mux about each.
+var routeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowed returns the methods of the routes that serve the request's path, other than the catch-all
+// route that answers the rest.
+func (s *Server) allowed(r *http.Request) []string {
+	var allow []string
+	probe := *r
+	for _, m := range routeMethods {
+		probe.Method = m
+		if _, pattern := s.mux.Handler(&probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // WriteError answers a request of another part of the service (the primary's routes mounted with

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -84,7 +85,11 @@ func (s *Server) resolve(r *http.Request, kind dirsvc.Kind, viewer dirsvc.Viewer
 	case dirsvc.StateClosed, dirsvc.StateRemoved:
 		return nil, dirsvc.Errorf(dirsvc.EGone, "The record was closed or removed.")
 	case dirsvc.StateMerged:
-		if survivor, ok := s.survivor(r.Context(), dir, st.Survivor, viewer); ok {
+		survivor, err := s.survivor(r.Context(), dir, st.Survivor, viewer)
+		if err != nil {
+			return nil, err
+		}
+		if survivor != "" {
 			return nil, &dirsvc.Error{Code: dirsvc.EMoved, Target: survivor, Message: "The record was merged."}
 		}
 		return nil, dirsvc.Errorf(dirsvc.EGone, "The record was merged into one you cannot see.")
@@ -96,22 +101,27 @@ func (s *Server) resolve(r *http.Request, kind dirsvc.Kind, viewer dirsvc.Viewer
 // visible record's keys can be checked against.
 func placeNarrowed(n dirsvc.Narrowing) bool { return len(n.Areas)+len(n.Categories) > 0 }
 
-// survivor follows a merged record's survivors to one the viewer may see.
-func (s *Server) survivor(ctx context.Context, dir dirsvc.DirectoryReader, id string, v dirsvc.Viewer) (string, bool) {
+// survivor follows a merged record's survivors to one the viewer may see, and returns its public ID;
+// "" when the chain ends at a record the viewer cannot see (or is longer than maxMergeHops). A
+// survivor the directory does not hold ends the chain too; a failed read is an error, never taken
+// for either.
+func (s *Server) survivor(ctx context.Context, dir dirsvc.DirectoryReader, id string, v dirsvc.Viewer) (string, error) {
 	for range maxMergeHops {
 		st, err := dir.Record(ctx, id, v)
-		if err != nil {
-			return "", false
+		if errors.Is(err, dirsvc.ErrNotFound) {
+			return "", nil
+		} else if err != nil {
+			return "", fmt.Errorf("follow merged record to %s: %w", id, err)
 		}
 		if st.View != nil {
-			return id, true
+			return id, nil
 		}
 		if st.State != dirsvc.StateMerged || !st.SeenBy.Has(v.Audience) {
-			return "", false
+			return "", nil
 		}
 		id = st.Survivor
 	}
-	return "", false
+	return "", nil
 }
 
 // directory returns the reader and description of the directory named by slug; an unknown slug is not
@@ -131,21 +141,37 @@ func (s *Server) directory(ctx context.Context, slug string) (dirsvc.DirectoryRe
 	return dir, info, nil
 }
 
-// recordError answers a failed record read; a merged record redirects to its survivor.
+// recordError answers a failed record read; a merged record redirects to its survivor. A 301 and a
+// 410 are answers about the record as the caller saw it, so they name the caller's audience as a
+// 200 does; a 404 does not, as it must not differ from the answer about a record never published.
 func (s *Server) recordError(w http.ResponseWriter, r *http.Request, kind dirsvc.Kind, err error) {
 	if e := (*dirsvc.Error)(nil); errors.As(err, &e) && e.Code == dirsvc.EMoved {
-		loc := "/v1/d/" + r.PathValue("dir") + "/" + recordPaths[kind] + "/" + url.PathEscape(e.Target)
-		if r.URL.RawQuery != "" {
-			loc += "?" + r.URL.RawQuery
-		}
-		s.cacheFor(w, r)
-		http.Redirect(w, r, loc, http.StatusMovedPermanently)
+		s.redirect(w, r, kind, e.Target)
 		return
 	}
-	if code := dirsvc.ErrorCode(err); code == dirsvc.ENotFound || code == dirsvc.EGone {
+	switch dirsvc.ErrorCode(err) {
+	case dirsvc.ENotFound:
+		s.cacheFor(w, r)
+	case dirsvc.EGone:
+		setAudience(w, audience(r))
 		s.cacheFor(w, r)
 	}
 	s.error(w, r, err)
+}
+
+// redirect answers a read of a merged record with 301 and, in Location, the absolute address of its
+// survivor on the service's base URL (never a request's Host), the request's query kept. It has no
+// body.
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request, kind dirsvc.Kind, survivor string) {
+	loc := s.cfg.BaseURL + "/v1/d/" + r.PathValue("dir") + "/" + recordPaths[kind] + "/" + url.PathEscape(survivor)
+	if r.URL.RawQuery != "" {
+		loc += "?" + r.URL.RawQuery
+	}
+	h := w.Header()
+	h.Set("Location", loc)
+	setAudience(w, audience(r))
+	s.cacheFor(w, r)
+	w.WriteHeader(http.StatusMovedPermanently)
 }
 
 // recordRoute is what differs between the record reads: the kind, whether its stored brief view

@@ -721,8 +721,11 @@ func demoDirectories(t *testing.T) directories {
 // records with every field and records with none of the optional ones, through a checking client.
 func TestEdgeAnswersMatchDocument(t *testing.T) {
 	now := time.Date(2025, 3, 3, 10, 0, 0, 0, time.UTC) // a Monday, 21:00 in Sydney
-	srv := httptest.NewServer(edge.New(edge.Config{Catalog: demoDirectories(t), Logger: discard(),
-		Now: func() time.Time { return now }, AnonymousLimits: unlimited}))
+	// The server's base URL is its own address, so the client follows a 301's absolute Location to it.
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config.Handler = edge.New(edge.Config{Catalog: demoDirectories(t), Logger: discard(),
+		BaseURL: "http://" + srv.Listener.Addr().String(), Now: func() time.Time { return now }, AnonymousLimits: unlimited})
+	srv.Start()
 	defer srv.Close()
 	c := edgetest.NewChecker(t)
 	client := &http.Client{Transport: c.Transport(t, nil)}

@@ -1,6 +1,9 @@
 package edgetest
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -36,5 +39,25 @@ func TestParseRejectsUnusableDocuments(t *testing.T) {
 	if eng, errs := parse([]byte(`{"openapi":"3.1.0","info":{"title":"x","version":"1"},` +
 		ext(`"x-y":1`) + `}`)); eng == nil {
 		t.Errorf("parse rejected a valid document: %v", errs)
+	}
+}
+
+// TestCheckFailsA405NoOperationDocuments checks a 405 answer to a path none of whose operations
+// documents one (every path of the embedded document does).
+func TestCheckFailsA405NoOperationDocuments(t *testing.T) {
+	eng, errs := parse([]byte(`{"openapi":"3.1.0","info":{"title":"x","version":"1"},"paths":{"/x":{"get":{"operationId":"x",
+		"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"type":"object"}}}}}}}}}`))
+	if eng == nil {
+		t.Fatalf("parse rejected the document: %v", errs)
+	}
+	body := `{"type":"/problems/x","title":"x","status":405,"code":"x"}`
+	resp := &http.Response{StatusCode: http.StatusMethodNotAllowed, Body: io.NopCloser(strings.NewReader(body)),
+		Header: http.Header{"Content-Type": {"application/problem+json"}, "Allow": {"GET, HEAD"}}}
+	violations, _ := eng.check(httptest.NewRequest(http.MethodPost, "/x", nil), resp, []byte(body))
+	all := strings.Join(violations, "\n")
+	for _, want := range []string{"undocumented operation", "405"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("violations do not mention %q: %q", want, all)
+		}
 	}
 }
