@@ -1,6 +1,17 @@
 package dirsvc
 
-import "sync"
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"sync"
+)
+
+// ETag returns the entity tag of a body: a stored view's and a body composed at read time alike, so
+// the same bytes have the same tag wherever they are made.
+func ETag(body []byte) string { return ETagOfSum(sha256.Sum256(body)) }
+
+// ETagOfSum returns the entity tag of a body whose SHA-256 is sum (see ETag).
+func ETagOfSum(sum [sha256.Size]byte) string { return `"` + hex.EncodeToString(sum[:12]) + `"` }
 
 // Encoded keeps the content-coded forms of one published body (for HTTP: br and gzip), so a body
 // served often is compressed once per coding instead of on every request. A form is made by the

@@ -3,7 +3,6 @@ package dirdb
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -352,12 +351,6 @@ func ownHash(rec dirsvc.Record) ([]byte, []byte, error) {
 	}
 	sum := sha256.Sum256(doc)
 	return sum[:], doc, nil
-}
-
-// etag returns the entity tag of a body.
-func etag(body []byte) string {
-	sum := sha256.Sum256(body)
-	return `"` + hex.EncodeToString(sum[:12]) + `"`
 }
 
 func sha256Of(parts ...[]byte) []byte {

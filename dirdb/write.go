@@ -153,7 +153,7 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 	}
 	for _, v := range p.views {
 		if err := w.exec(w.pub, "INSERT INTO projections (public_id, audiences, body, etag, updated_ms) VALUES (?, ?, ?, ?, ?)",
-			id, v.audiences, v.body, etag(v.body), v.updatedMs); err != nil {
+			id, v.audiences, v.body, dirsvc.ETag(v.body), v.updatedMs); err != nil {
 			return fmt.Errorf("publish views of %s: %w", id, err)
 		}
 	}

@@ -3,7 +3,6 @@ package edge
 import (
 	"container/list"
 	"crypto/sha256"
-	"encoding/hex"
 	"sync"
 
 	"github.com/dirsvc/dirsvc"
@@ -90,7 +89,3 @@ func (c *bodyCache) evict() {
 		c.bytes -= e.size
 	}
 }
-
-// etagOf returns the entity tag of a body composed at read time, of hash sum: the same as a stored
-// view's of the same bytes.
-func etagOf(sum [sha256.Size]byte) string { return `"` + hex.EncodeToString(sum[:12]) + `"` }

@@ -293,7 +293,7 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 // kept.
 func (s *Server) composed(body []byte) (etag string, f forms) {
 	sum := sha256.Sum256(body)
-	return etagOf(sum), s.bodies.forms(sum)
+	return dirsvc.ETagOfSum(sum), s.bodies.forms(sum)
 }
 
 // withMember returns the JSON object body with one more member, name, holding the JSON value. Only
