@@ -58,6 +58,14 @@ type Files struct {
 	Platform *dirsvc.Platform `json:"platform"`
 }
 
+// stream is the replication stream of a primary: its routes and what they share.
+type stream struct {
+	rep      *Replicator
+	platform func(context.Context) (*dirsvc.Platform, error)
+	auth     []byte // the Authorization header every request must carry
+	mux      *http.ServeMux
+}
+
 // Stream returns the handler of the replication stream of a primary replicating with rep to a target
 // with a folder: its directory files only (see Streamed). Requests must carry "Authorization: Bearer
 // <token>". platform returns what edges need of the platform file.
@@ -68,120 +76,132 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 	if err := dirsvc.CheckSecret(token); err != nil {
 		return nil, fmt.Errorf("replicate: the replication token is weak: %w; %s", err, dirsvc.GenerateSecretHint)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET "+StreamPrefix+"files", func(w http.ResponseWriter, r *http.Request) {
-		var wait time.Duration
-		if v := r.URL.Query().Get("wait"); v != "" {
-			d, err := time.ParseDuration(v)
-			if err != nil || d < 0 || d > MaxStreamWait {
-				streamError(w, r, rep, http.StatusBadRequest, "wait: want a duration up to "+MaxStreamWait.String(), nil)
-				return
-			}
-			wait = d
+	s := &stream{rep: rep, platform: platform, auth: []byte("Bearer " + token), mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET "+StreamPrefix+"files", s.files)
+	s.mux.HandleFunc("GET "+StreamPrefix+"ltx/{level}", s.ltxFiles)
+	s.mux.HandleFunc("GET "+StreamPrefix+"ltx/{level}/{file}", s.ltxFile)
+	return s, nil
+}
+
+// ServeHTTP answers a request that carries the replication token; any other is refused.
+func (s *stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), s.auth) != 1 {
+		streamError(w, r, s.rep, http.StatusUnauthorized, "the replication token is missing or wrong", nil)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// files answers the positions of the streamed files and the platform, at once or, with wait, when
+// they move past the version since (or the wait is over).
+func (s *stream) files(w http.ResponseWriter, r *http.Request) {
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > MaxStreamWait {
+			streamError(w, r, s.rep, http.StatusBadRequest, "wait: want a duration up to "+MaxStreamWait.String(), nil)
+			return
 		}
-		since := r.URL.Query().Get("since")
-		deadline := time.Now().Add(wait)
-		looked := rep.moved.Load() - 1 // look at once
-		for {
-			moved := rep.moved.Load()
-			if moved == looked && time.Now().Before(deadline) {
-				select {
-				case <-r.Context().Done():
-					return
-				case <-time.After(streamPoll):
-				}
-				continue
-			}
-			looked = moved
-			files, version := rep.positions(Streamed)
-			// The answer carries the platform, so a change to the platform file is a new version
-			// too (or an edge would learn of a switch only when its wait is over). Only the
-			// position counts, never anything read from the file.
-			version += "." + strconv.FormatUint(rep.position(dirsvc.PlatformFile), 36) + "." + rep.Lineage(dirsvc.PlatformFile)
-			if version != since || !time.Now().Before(deadline) {
-				p, err := platform(r.Context())
-				if err != nil {
-					streamError(w, r, rep, http.StatusInternalServerError, msgInternal, fmt.Errorf("read the platform: %w", err))
-					return
-				}
-				writeJSON(w, r, rep, Files{Version: version, Files: files, Platform: p})
-				return
-			}
+		wait = d
+	}
+	since := r.URL.Query().Get("since")
+	deadline := time.Now().Add(wait)
+	looked := s.rep.moved.Load() - 1 // look at once
+	for {
+		moved := s.rep.moved.Load()
+		if moved == looked && time.Now().Before(deadline) {
 			select {
 			case <-r.Context().Done():
 				return
 			case <-time.After(streamPoll):
 			}
+			continue
 		}
-	})
-	mux.HandleFunc("GET "+StreamPrefix+"ltx/{level}", func(w http.ResponseWriter, r *http.Request) {
-		c, level, ok := streamClient(w, r, rep)
-		if !ok {
-			return
-		}
-		var seek uint64
-		if v := r.URL.Query().Get("seek"); v != "" {
-			var err error
-			if seek, err = strconv.ParseUint(v, 10, 64); err != nil {
-				streamError(w, r, rep, http.StatusBadRequest, "seek: want a transaction ID", nil)
+		looked = moved
+		files, version := s.rep.positions(Streamed)
+		// The answer carries the platform, so a change to the platform file is a new version
+		// too (or an edge would learn of a switch only when its wait is over). Only the
+		// position counts, never anything read from the file.
+		version += "." + strconv.FormatUint(s.rep.position(dirsvc.PlatformFile), 36) + "." + s.rep.Lineage(dirsvc.PlatformFile)
+		if version != since || !time.Now().Before(deadline) {
+			p, err := s.platform(r.Context())
+			if err != nil {
+				streamError(w, r, s.rep, http.StatusInternalServerError, msgInternal, fmt.Errorf("read the platform: %w", err))
 				return
 			}
-		}
-		itr, err := c.LTXFiles(r.Context(), level, ltx.TXID(seek), r.URL.Query().Get("meta") == "1")
-		if err != nil {
-			streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
+			writeJSON(w, r, s.rep, Files{Version: version, Files: files, Platform: p})
 			return
 		}
-		infos, err := ltx.SliceFileIterator(itr)
-		if err != nil {
-			streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(streamPoll):
+		}
+	}
+}
+
+// ltxFiles lists the LTX files of a streamed file at a level, from the transaction seek on.
+func (s *stream) ltxFiles(w http.ResponseWriter, r *http.Request) {
+	c, level, ok := streamClient(w, r, s.rep)
+	if !ok {
+		return
+	}
+	var seek uint64
+	if v := r.URL.Query().Get("seek"); v != "" {
+		var err error
+		if seek, err = strconv.ParseUint(v, 10, 64); err != nil {
+			streamError(w, r, s.rep, http.StatusBadRequest, "seek: want a transaction ID", nil)
 			return
 		}
-		if infos == nil {
-			infos = []*ltx.FileInfo{}
-		}
-		writeJSON(w, r, rep, infos)
-	})
-	mux.HandleFunc("GET "+StreamPrefix+"ltx/{level}/{file}", func(w http.ResponseWriter, r *http.Request) {
-		c, level, ok := streamClient(w, r, rep)
-		if !ok {
-			return
-		}
-		minTXID, maxTXID, err := ltx.ParseFilename(r.PathValue("file"))
-		if err != nil {
-			streamError(w, r, rep, http.StatusBadRequest, "want the name of an LTX file", nil)
-			return
-		}
-		rc, err := c.OpenLTXFile(r.Context(), level, minTXID, maxTXID, 0, 0)
-		if errors.Is(err, os.ErrNotExist) {
-			streamError(w, r, rep, http.StatusNotFound, msgNotFound, nil)
-			return
-		} else if err != nil {
-			streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
-			return
-		}
-		defer rc.Close()
-		w.Header().Set("Content-Type", "application/octet-stream")
-		if f, ok := rc.(io.ReadSeeker); ok { // a file of the folder: served without reading it whole
-			http.ServeContent(w, r, "", time.Time{}, f)
-			return
-		}
-		b, err := io.ReadAll(rc)
-		if err != nil {
-			streamError(w, r, rep, http.StatusInternalServerError, msgInternal, err)
-			return
-		}
-		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
-	})
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			streamError(w, r, rep, http.StatusUnauthorized, "the replication token is missing or wrong", nil)
-			return
-		}
-		mux.ServeHTTP(w, r)
-	}), nil
+	}
+	itr, err := c.LTXFiles(r.Context(), level, ltx.TXID(seek), r.URL.Query().Get("meta") == "1")
+	if err != nil {
+		streamError(w, r, s.rep, http.StatusInternalServerError, msgInternal, err)
+		return
+	}
+	infos, err := ltx.SliceFileIterator(itr)
+	if err != nil {
+		streamError(w, r, s.rep, http.StatusInternalServerError, msgInternal, err)
+		return
+	}
+	if infos == nil {
+		infos = []*ltx.FileInfo{}
+	}
+	writeJSON(w, r, s.rep, infos)
+}
+
+// ltxFile serves one LTX file of a streamed file.
+func (s *stream) ltxFile(w http.ResponseWriter, r *http.Request) {
+	c, level, ok := streamClient(w, r, s.rep)
+	if !ok {
+		return
+	}
+	minTXID, maxTXID, err := ltx.ParseFilename(r.PathValue("file"))
+	if err != nil {
+		streamError(w, r, s.rep, http.StatusBadRequest, "want the name of an LTX file", nil)
+		return
+	}
+	rc, err := c.OpenLTXFile(r.Context(), level, minTXID, maxTXID, 0, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		streamError(w, r, s.rep, http.StatusNotFound, msgNotFound, nil)
+		return
+	} else if err != nil {
+		streamError(w, r, s.rep, http.StatusInternalServerError, msgInternal, err)
+		return
+	}
+	defer rc.Close()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	if f, ok := rc.(io.ReadSeeker); ok { // a file of the folder: served without reading it whole
+		http.ServeContent(w, r, "", time.Time{}, f)
+		return
+	}
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		streamError(w, r, s.rep, http.StatusInternalServerError, msgInternal, err)
+		return
+	}
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(b))
 }
 
 // streamPoll is how often a waiting request for the files looks whether anything moved (one atomic
