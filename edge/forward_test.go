@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -205,16 +206,21 @@ func TestAnEdgeForwardsWhatItDoesNotServe(t *testing.T) {
 	}
 	copyAt.mu.Unlock()
 
-	// A primary that cannot be reached: 503 with Retry-After, the edge's reads unaffected.
+	// A primary that cannot be reached: 503 with Retry-After, the edge's reads unaffected; at the
+	// token endpoint in an OAuth error body, as every error of that endpoint.
 	primary.Close()
 	req, _ = http.NewRequest("POST", s.URL+"/oauth/token", strings.NewReader("grant_type=client_credentials"))
 	resp, err = s.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 503 || resp.Header.Get("Retry-After") == "" {
 		t.Errorf("forwarding to a primary that is down: %d", resp.StatusCode)
+	}
+	if resp.Header.Get("Content-Type") != "application/json" || !strings.Contains(string(body), `"error":"temporarily_unavailable"`) {
+		t.Errorf("the token endpoint with the primary down: %s %s", resp.Header.Get("Content-Type"), body)
 	}
 	if r := s.get(t, "/v1/d/small/services/svc_gp"); r.status != 200 {
 		t.Errorf("a read with the primary down: %d", r.status)

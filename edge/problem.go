@@ -47,8 +47,8 @@ var problemKinds = map[string]struct {
 // ProblemTypeBase prefixes problem type URIs; the code follows it.
 const ProblemTypeBase = "/problems/"
 
-// error writes err as a problem. The client sees only the domain error's message; any other error is
-// logged and answered as a plain 500.
+// error writes err as a problem, or at the token endpoint as an OAuth error body. The client sees only
+// the domain error's message; any other error is logged and answered as a plain 500.
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 	if overBudget(r) && !errors.As(err, new(*dirsvc.Error)) {
 		s.log.Warn("an expensive request ran out of its time budget", "method", r.Method, "path", r.URL.Path)
@@ -69,6 +69,12 @@ func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	k := problemKinds[e.Code]
+	if r.URL.Path == TokenPath {
+		// The token endpoint answers OAuth error bodies (specification section 7, item 2), its
+		// refusals by the guard and the edge (429, 503) too.
+		WriteOAuth(w, k.status, oauthErrorOf(e))
+		return
+	}
 	p := Problem{Type: ProblemTypeBase + e.Code, Title: k.title, Status: k.status, Code: e.Code,
 		Detail: e.Message, Param: e.Param}
 	body, merr := json.Marshal(p)

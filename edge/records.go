@@ -191,23 +191,23 @@ var (
 		briefAddresses: func([]byte) bool { return false },
 		page: func(s *Server, ctx context.Context, rd *reading) (any, bool, error) {
 			p, err := s.servicePage(ctx, rd)
-			return p, err == nil && p.Location != nil, err
+			return p, err == nil && servicePageAddresses(p), err
 		},
 	}
 	locationRoute = recordRoute{
 		kind:           dirsvc.KindLocation,
-		briefAddresses: func([]byte) bool { return true },
+		briefAddresses: briefLocationAddresses,
 		page: func(s *Server, ctx context.Context, rd *reading) (any, bool, error) {
 			p, err := s.locationPage(ctx, rd)
-			return p, true, err
+			return p, err == nil && locationPageAddresses(p), err
 		},
 	}
 	organisationRoute = recordRoute{
 		kind:           dirsvc.KindOrganisation,
-		briefAddresses: func(b []byte) bool { return bytes.Contains(b, []byte(`"postalAddress":`)) },
+		briefAddresses: briefOrganisationAddresses,
 		page: func(s *Server, ctx context.Context, rd *reading) (any, bool, error) {
 			p, err := s.organisationPage(ctx, rd)
-			return p, true, err
+			return p, err == nil && organisationPageAddresses(p), err
 		},
 	}
 	practitionerRoute = recordRoute{
@@ -312,8 +312,8 @@ func withMember(body []byte, name string, value []byte) []byte {
 func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, body []byte, etag string, f forms, addresses bool) {
 	h := w.Header()
 	setAudience(w, rd.aud())
-	if addresses && rd.info.Attribution != "" {
-		h.Set("X-DIR-Attribution", rd.info.Attribution)
+	if addresses {
+		setAttribution(h, rd.info.Attribution)
 	}
 	s.cacheFor(w, r)
 	writeTagged(w, r, body, etag, f)

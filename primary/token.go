@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/edge"
@@ -35,7 +36,9 @@ type TokenResponse struct {
 	Sandbox     bool   `json:"sandbox"`
 }
 
-// OAuthError is an error body of the token endpoint (RFC 6749 section 5.2).
+// OAuthError is an error body of the token endpoint (RFC 6749 section 5.2), of the same shape as
+// edge.OAuthError, which the guard and the edge answer the endpoint's refusals with (its fields are
+// given in order here, which vet allows only for a type of this package).
 type OAuthError struct {
 	Error       string `json:"error"`
 	Description string `json:"error_description,omitempty"`
@@ -51,6 +54,21 @@ func (e *tokenError) Error() string { return e.body.Error + ": " + e.body.Descri
 
 func invalidRequest(desc string) *tokenError {
 	return &tokenError{http.StatusBadRequest, OAuthError{"invalid_request", desc}}
+}
+
+// unknownScope is the description of a scope parameter naming a scope that does not exist. It names
+// the scopes there are, never the caller's words: an error body that echoes its input can be made
+// to carry anything.
+var unknownScope = "scope names a scope that does not exist: scopes are separated by spaces, each one of " +
+	strings.Join(dirsvc.AllScopes, " ")
+
+// repeatedMember describes a JSON body with a member given more than once. It names a token
+// parameter, and no other member: those are the caller's words.
+func repeatedMember(name string) string {
+	if slices.Contains(tokenParams, name) {
+		return name + " is given more than once"
+	}
+	return "a member of the JSON body is given more than once"
 }
 
 // tokenRequest is a token request's parameters.
@@ -125,7 +143,7 @@ func parseTokenRequest(w http.ResponseWriter, r *http.Request) (*tokenRequest, e
 		if err != nil {
 			return nil, invalidRequest("the JSON body must be an object")
 		} else if dup != "" {
-			return nil, invalidRequest(dup + " is given more than once")
+			return nil, invalidRequest(repeatedMember(dup))
 		}
 		for _, p := range tokenParams {
 			if v, ok := raw[p]; ok {
@@ -223,7 +241,7 @@ func (a *Access) token(w http.ResponseWriter, r *http.Request) (*TokenResponse, 
 	if tr.scope != "" {
 		asked, err := dirsvc.ParseScopes(tr.scope)
 		if err != nil {
-			return nil, &tokenError{http.StatusBadRequest, OAuthError{"invalid_scope", err.Error()}}
+			return nil, &tokenError{http.StatusBadRequest, OAuthError{"invalid_scope", unknownScope}}
 		}
 		for _, s := range asked {
 			if !slices.Contains(g.Scopes, s) {
@@ -240,23 +258,8 @@ func (a *Access) token(w http.ResponseWriter, r *http.Request) (*TokenResponse, 
 		Scope: t.Scope, Directory: t.Directory, Sandbox: t.Sandbox}, nil
 }
 
-// writeOAuth writes a token endpoint answer: never stored by any cache (RFC 6749 section 5.1); a
-// failed client authentication names the scheme to use (section 5.2).
-func writeOAuth(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		status, body = http.StatusInternalServerError, []byte(`{"error":"server_error"}`)
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
-	if status == http.StatusUnauthorized {
-		h.Set("WWW-Authenticate", `Basic realm="dirsvc", charset="UTF-8"`)
-	}
-	w.WriteHeader(status)
-	w.Write(body)
-}
+// writeOAuth writes a token endpoint answer as every part of the service does (edge.WriteOAuth).
+func writeOAuth(w http.ResponseWriter, status int, v any) { edge.WriteOAuth(w, status, v) }
 
 // Mount registers the primary's routes on the server that serves the reads, behind its guard.
 func (a *Access) Mount(h interface{ Handle(string, http.Handler) }, log *slog.Logger) {

@@ -3,6 +3,7 @@ package primary_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +35,13 @@ type authService struct {
 }
 
 func newAuthService(tb testing.TB, now func() time.Time) *authService {
+	tb.Helper()
+	return newAuthServiceWith(tb, now, nil)
+}
+
+// newAuthServiceWith is newAuthService with the server's configuration changed by configure; tokens
+// name the configured base URL as their issuer, as `dirsvc serve` wires it.
+func newAuthServiceWith(tb testing.TB, now func() time.Time, configure func(*edge.Config)) *authService {
 	tb.Helper()
 	ctx := context.Background()
 	dir := tb.TempDir()
@@ -58,7 +67,12 @@ func newAuthService(tb testing.TB, now func() time.Time) *authService {
 		tb.Fatal(err)
 	}
 	access.SandboxDirectory = "small"
-	srv := edge.New(edge.Config{Catalog: store, Keys: store, AnonymousLimits: edge.Limits{PerMinute: 1 << 20, PerDay: 1 << 20}})
+	cfg := edge.Config{Catalog: store, Keys: store, AnonymousLimits: edge.Limits{PerMinute: 1 << 20, PerDay: 1 << 20}}
+	if configure != nil {
+		configure(&cfg)
+		access.Issuer = cfg.BaseURL
+	}
+	srv := edge.New(cfg)
 	access.Mount(srv, nil)
 	ts := httptest.NewServer(srv)
 	tb.Cleanup(ts.Close)
@@ -368,5 +382,129 @@ func TestADirectoryClientBelongsToItsDirectoryForLife(t *testing.T) {
 	own.Directory = "small"
 	if err := a.access.Grant(ctx, id, own); err != nil {
 		t.Errorf("its own directory could not grant it again: %v", err)
+	}
+}
+
+// TestTokenEndpointRefusalsAreOAuthErrors: over the rate limit the token endpoint answers 429 with
+// Retry-After and an OAuth error body (specification section 7, item 2), which an OAuth client reads
+// as such; it was a problem+json body before.
+func TestTokenEndpointRefusalsAreOAuthErrors(t *testing.T) {
+	a := newAuthServiceWith(t, nil, func(c *edge.Config) { c.AnonymousLimits = edge.Limits{PerMinute: 1, PerDay: 100} })
+	id, secret := a.client(t, dirsvc.ScopeGraphRead)
+	cfg := a.config(id, secret, "small", oauth2.AuthStyleInHeader)
+	if _, err := cfg.Token(httpContext(t)); err != nil {
+		t.Fatalf("the first request of the minute: %v", err)
+	}
+	_, err := cfg.Token(httpContext(t))
+	re := retrieveError(t, err)
+	if got, want := re.Response.StatusCode, http.StatusTooManyRequests; got != want {
+		t.Fatalf("status %d, want %d: %s", got, want, re.Body)
+	}
+	h := re.Response.Header
+	if got, want := h.Get("Content-Type"), "application/json"; got != want {
+		t.Errorf("Content-Type %q, want %q: %s", got, want, re.Body)
+	}
+	if got, want := re.ErrorCode, "temporarily_unavailable"; got != want {
+		t.Errorf("error %q, want %q: %s", got, want, re.Body)
+	}
+	if re.ErrorDescription == "" {
+		t.Errorf("no error_description: %s", re.Body)
+	}
+	if secs, err := strconv.Atoi(h.Get("Retry-After")); err != nil || secs < 1 || secs > 60 {
+		t.Errorf("Retry-After %q, want 1 to 60 seconds", h.Get("Retry-After"))
+	}
+	if h.Get("Cache-Control") != "no-store" || h.Get("Pragma") != "no-cache" {
+		t.Errorf("Cache-Control %q, Pragma %q", h.Get("Cache-Control"), h.Get("Pragma"))
+	}
+}
+
+// TestTokenErrorsNeverEchoTheRequest: an unknown scope, or a JSON member given twice, is refused
+// without repeating what the caller sent (an error body that echoes its input can be made to carry
+// anything, up to the 500 characters of a scope).
+func TestTokenErrorsNeverEchoTheRequest(t *testing.T) {
+	a := newAuthService(t, nil)
+	id, secret := a.client(t, dirsvc.ScopeGraphRead)
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(id)+":"+url.QueryEscape(secret)))
+	echo := "canary-echo-x<script>alert(1)</script>" + strings.Repeat("y", 400)
+	for _, c := range []struct {
+		name, ctype, body, code string
+	}{
+		{"an unknown scope", "application/x-www-form-urlencoded",
+			"grant_type=client_credentials&directory=small&scope=" + url.QueryEscape("graph:read "+echo), "invalid_scope"},
+		{"an unknown scope of a JSON body", "application/json",
+			`{"grant_type":"client_credentials","directory":"small","scope":"` + echo + `"}`, "invalid_scope"},
+		{"an unknown JSON member given twice", "application/json",
+			`{"grant_type":"client_credentials","` + echo + `":1,"` + echo + `":2}`, "invalid_request"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", a.URL+edge.TokenPath, strings.NewReader(c.body))
+			req.Header.Set("Content-Type", c.ctype)
+			req.Header.Set("Authorization", basic)
+			resp, err := (&http.Client{Transport: edgetest.NewChecker(t).Transport(t, http.DefaultTransport)}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var e primary.OAuthError
+			if err := json.Unmarshal(body, &e); err != nil || resp.StatusCode != http.StatusBadRequest || e.Error != c.code {
+				t.Fatalf("%d %s, want 400 %s", resp.StatusCode, body, c.code)
+			}
+			if strings.Contains(string(body), "canary") || strings.Contains(string(body), "yyyy") || strings.Contains(string(body), "alert(1)") {
+				t.Errorf("the answer echoes the request: %s", body)
+			}
+			if e.Description == "" {
+				t.Errorf("no error_description: %s", body)
+			}
+		})
+	}
+}
+
+// TestTokenIssuerIsTheBaseURLWhateverTheHost asks for a token with a forged Host header: the token's
+// iss is the configured base URL, never the Host, and nodes of that base URL accept it.
+func TestTokenIssuerIsTheBaseURLWhateverTheHost(t *testing.T) {
+	const base = "https://directory.example.org"
+	a := newAuthServiceWith(t, nil, func(c *edge.Config) { c.BaseURL = base })
+	id, secret := a.client(t, dirsvc.ScopeGraphRead)
+	req, _ := http.NewRequest("POST", a.URL+edge.TokenPath, strings.NewReader("grant_type=client_credentials&directory=small"))
+	req.Host = "attacker.example"
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var tr primary.TokenResponse
+	if err := json.Unmarshal(body, &tr); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+	parts := strings.Split(tr.AccessToken, ".")
+	if len(parts) != 3 {
+		t.Fatalf("access token %q is not a JWS", tr.AccessToken)
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims struct {
+		Issuer string `json:"iss"`
+	}
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := claims.Issuer, base; got != want {
+		t.Errorf("iss %q, want the base URL %q (the request's Host was attacker.example)", got, want)
+	}
+	read, _ := http.NewRequest("GET", a.URL+"/v1/d/small/services/svc_gp?view=brief", nil)
+	read.Header.Set("Authorization", "Bearer "+tr.AccessToken)
+	got, err := http.DefaultClient.Do(read)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Body.Close()
+	if got.StatusCode != http.StatusOK {
+		t.Errorf("reading with the token at a node of the base URL: %d", got.StatusCode)
 	}
 }

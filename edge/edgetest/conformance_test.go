@@ -1233,13 +1233,15 @@ func TestClientAnswersMatchDocument(t *testing.T) {
 }
 
 // TestTokenEndpointLimitMatchesDocument checks the token endpoint's 429: requests are limited per
-// client address, as anonymous reads are.
+// client address, as anonymous reads are, and refused with an OAuth error body, as every error of
+// the token endpoint is (specification section 7, item 2).
 func TestTokenEndpointLimitMatchesDocument(t *testing.T) {
 	c := edgetest.NewChecker(t)
 	s := newClientServer(t, c, edge.Limits{PerMinute: 1, PerDay: 100})
 	for i, want := range []int{401, 429} {
 		if status, h, body := s.do(t, "POST", edge.TokenPath, formType, "grant_type=client_credentials"); status != want ||
-			want == 429 && h.Get("Content-Type") != "application/problem+json" {
+			want == 429 && (h.Get("Content-Type") != "application/json" || h.Get("Retry-After") == "" ||
+				!strings.Contains(string(body), `"error":"temporarily_unavailable"`)) {
 			t.Errorf("token request %d: %d %s, want %d", i+1, status, body, want)
 		}
 	}
