@@ -246,23 +246,6 @@ func audience(r *http.Request) dirsvc.Audience {
 	return dirsvc.Public
 }
 
-// cacheFor sets the caching of a successful read: shared caches keep an anonymous public answer a
-// minute; every answer to a client is private and never stored (the guard set that already).
-func (s *Server) cacheFor(w http.ResponseWriter, r *http.Request) {
-	if tokenFrom(r.Context()) == nil {
-		w.Header()[keyCacheControl] = publicCacheControl
-	}
-}
-
-// setAudience names the tier a response was projected for.
-func setAudience(w http.ResponseWriter, a dirsvc.Audience) {
-	if a == dirsvc.Public {
-		w.Header()[keyAudience] = audiencePublic
-	} else {
-		w.Header().Set(keyAudience, a.String())
-	}
-}
-
 // JWKSPath is where the public token keys are published.
 const JWKSPath = "/oauth/jwks.json"
 

@@ -68,17 +68,6 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, a dirsvc.Audi
 	s.writeJSON(w, r, a, buf.Bytes())
 }
 
-// writeJSON writes a projected JSON body for audience a with the caching of a read. Its entity tag
-// is the hash of the body, so a client or cache that holds the same bytes, of the same directory
-// state, query and audience, gets 304 to If-None-Match, and the body's coded forms are kept by the
-// same hash.
-func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, body []byte) {
-	setAudience(w, a)
-	s.cacheFor(w, r)
-	etag, f := s.composed(body)
-	writeTagged(w, r, body, etag, f)
-}
-
 // serviceListParams are the query parameters of the service list.
 var serviceListParams = []param{updatedSinceParam, areaParam, typeParam, categoryParam, organisationParam,
 	cursorParam, limitParam}
@@ -248,22 +237,4 @@ func (s *Server) handleSearchIdentifiers(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	s.writeJSON(w, r, viewer.Audience, body)
-}
-
-// cacheTags names what an anonymous public answer depends on, so a cache in front can purge it when
-// the directory changes: Surrogate-Key (space-separated) and Cache-Tag (comma-separated) carry the
-// same tags. Private answers are never stored and carry none.
-func (s *Server) cacheTags(w http.ResponseWriter, r *http.Request, tags ...string) {
-	if tokenFrom(r.Context()) != nil {
-		return
-	}
-	dir := r.PathValue("dir")
-	all := make([]string, 0, len(tags)+1)
-	all = append(all, "dir:"+dir)
-	for _, t := range tags {
-		all = append(all, dir+":"+t)
-	}
-	h := w.Header()
-	h.Set("Surrogate-Key", strings.Join(all, " "))
-	h.Set("Cache-Tag", strings.Join(all, ","))
 }

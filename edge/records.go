@@ -3,14 +3,11 @@ package edge
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -289,13 +286,6 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 	s.writeView(w, r, rd, body, etag, f, addresses)
 }
 
-// composed returns the entity tag of a body composed at read time, and where its coded forms are
-// kept.
-func (s *Server) composed(body []byte) (etag string, f forms) {
-	sum := sha256.Sum256(body)
-	return dirsvc.ETagOfSum(sum), s.bodies.forms(sum)
-}
-
 // withMember returns the JSON object body with one more member, name, holding the JSON value. Only
 // the object's own closing brace is taken off: a body whose last member is an object ends in "}}".
 func withMember(body []byte, name string, value []byte) []byte {
@@ -305,51 +295,4 @@ func withMember(body []byte, name string, value []byte) []byte {
 	out = append(out, `,"`+name+`":`...)
 	out = append(out, value...)
 	return append(out, '}')
-}
-
-// writeView writes a projected body with the headers of a record read: audience, attribution when it
-// carries addresses, entity tag (answering 304 to a matching If-None-Match) and caching.
-func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, body []byte, etag string, f forms, addresses bool) {
-	h := w.Header()
-	setAudience(w, rd.aud())
-	if addresses {
-		setAttribution(h, rd.info.Attribution)
-	}
-	s.cacheFor(w, r)
-	writeTagged(w, r, body, etag, f)
-}
-
-// writeTagged writes a JSON body with its entity tag, answering 304 to a matching If-None-Match, and
-// offers the compression layer the body's kept coded forms (f, which may be nil).
-func writeTagged(w http.ResponseWriter, r *http.Request, body []byte, etag string, f forms) {
-	h := w.Header()
-	h.Set("ETag", etag)
-	// The representation's headers go on a 304 too, so the compression layer gives it the entity tag
-	// the 200 would carry.
-	h[keyContentType] = contentTypeJSON
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	if etagMatch(r.Header.Get("If-None-Match"), etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	offerForms(w, f, body)
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
-}
-
-// etagMatch reports whether an If-None-Match header matches the entity tag (weak comparison), in
-// any of its content codings (see compress).
-func etagMatch(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		for _, coding := range []string{"-br\"", "-gzip\""} {
-			if base, ok := strings.CutSuffix(t, coding); ok {
-				t = base + `"`
-			}
-		}
-		if t == "*" || t == etag {
-			return true
-		}
-	}
-	return false
 }
