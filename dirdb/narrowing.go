@@ -132,6 +132,9 @@ var placed = []dirsvc.Kind{dirsvc.KindOrganisation, dirsvc.KindLocation, dirsvc.
 // touched notes a record whose publication changed (its references before and after) for the
 // refresh of the narrowing keys that depend on it.
 func (w *writeTx) touched(kind dirsvc.Kind, id string, before, after [4]string) {
+	if w.placeAll {
+		return
+	}
 	if w.placing == nil {
 		w.placing = map[string]bool{}
 	}
@@ -154,11 +157,14 @@ func (w *writeTx) touched(kind dirsvc.Kind, id string, before, after [4]string) 
 	case dirsvc.KindRole:
 		add(before[3], after[3])
 	}
+	if len(w.placing)+len(w.placingServices) >= wholeRefresh {
+		w.placeAll, w.placing, w.placingServices = true, nil, nil // an import need not keep them all
+	}
 }
 
 // wholeRefresh is the number of records placed from which a write makes every record's narrowing
 // keys anew rather than each one's: an import's first write, or one that changed most records.
-const wholeRefresh = 2000
+var wholeRefresh = 2000 // a variable so a test can take the whole path with a small directory
 
 // refreshNarrowing makes anew the narrowing keys of every record that the write's changes place,
 // or of every record when they are many or the file's keys were never filled.
@@ -167,10 +173,10 @@ func (w *writeTx) refreshNarrowing() error {
 	if err := w.pub.QueryRowContext(w.ctx, "SELECT narrowing_filled FROM projection WHERE id = 1").Scan(&filled); err != nil {
 		return fmt.Errorf("read the narrowing keys' state: %w", err)
 	}
-	if filled != 0 && len(w.placing) == 0 && len(w.placingServices) == 0 {
+	if filled != 0 && !w.placeAll && len(w.placing) == 0 && len(w.placingServices) == 0 {
 		return nil
 	}
-	if filled == 0 || len(w.placing)+len(w.placingServices) >= wholeRefresh {
+	if filled == 0 || w.placeAll {
 		if err := w.exec(w.pub, "DELETE FROM narrowing_keys"); err != nil {
 			return fmt.Errorf("clear the narrowing keys: %w", err)
 		}
@@ -205,7 +211,7 @@ func (w *writeTx) refreshNarrowing() error {
 			}
 		}
 	}
-	w.placing, w.placingServices = nil, nil
+	w.placing, w.placingServices, w.placeAll = nil, nil, false
 	if filled == 0 {
 		if _, err := w.pub.ExecContext(w.ctx, "UPDATE projection SET narrowing_filled = 1 WHERE id = 1"); err != nil {
 			return fmt.Errorf("record the narrowing keys' state: %w", err)

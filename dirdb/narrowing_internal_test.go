@@ -243,6 +243,13 @@ ORDER BY s.public_id LIMIT 1`, only, from, target).Scan(&other, &otherType)
 	update(&site)
 	checkPlacement(t, d)
 
+	// A write that touches many records makes every record's keys anew: the service moves back.
+	defer func(n int) { wholeRefresh = n }(wholeRefresh)
+	wholeRefresh = 2
+	update(byID[only])
+	wholeRefresh = 1 << 30
+	checkPlacement(t, d)
+
 	kept := narrowingKeys(t, d)
 	if _, err := d.write(ctx, func(w *writeTx) error {
 		_, err := w.pub.ExecContext(ctx, "UPDATE projection SET narrowing_filled = 0 WHERE id = 1")

@@ -26,6 +26,7 @@ type writeTx struct {
 	// the services whose roles' practitioners are.
 	placing         map[string]bool
 	placingServices []string
+	placeAll        bool // so many are touched that every record's keys are made anew
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
