@@ -9,8 +9,49 @@ import (
 // ProjectionVersion is the version of the projection rules. It goes up with every change that shows
 // some audience less than before (version 2: an address's audiences hold whether or not it is
 // withheld); a primary publishes again, before it serves, every directory whose stored views an
-// older version made, so the change reaches every copy without anyone importing again.
-const ProjectionVersion = 2
+// older version made, so the change reaches every copy without anyone importing again. Version 3
+// publishes the taxonomy as each audience sees it (ProjectTaxonomy), which files of earlier versions
+// lack.
+const ProjectionVersion = 3
+
+// ProjectTaxonomy returns the taxonomy as audience a may see it, without any entry's audiences:
+// the local types a may see; the categories a may see that keep a platform type or a local type a
+// may see (a category of hidden local types is left out, not shown empty, which would tell that
+// hidden types exist), each with only those local types; every platform type, program and target
+// group.
+func ProjectTaxonomy(t *Taxonomy, a Audience) *Taxonomy {
+	out := &Taxonomy{Categories: []Category{}, PlatformTypes: slices.Clone(t.PlatformTypes), LocalTypes: []LocalType{},
+		Programs: slices.Clone(t.Programs), TargetGroups: slices.Clone(t.TargetGroups)}
+	visible := map[string]bool{}
+	for _, lt := range t.LocalTypes {
+		if lt.VisibleTo.Has(a) {
+			visible[lt.Code] = true
+			lt.VisibleTo = 0
+			out.LocalTypes = append(out.LocalTypes, lt)
+		}
+	}
+	for _, c := range t.Categories {
+		if !c.VisibleTo.Has(a) {
+			continue
+		}
+		c.LocalTypes = slices.DeleteFunc(slices.Clone(c.LocalTypes), func(code string) bool { return !visible[code] })
+		if len(c.Types) == 0 && len(c.LocalTypes) == 0 {
+			continue
+		}
+		c.VisibleTo = 0
+		out.Categories = append(out.Categories, c)
+	}
+	if out.PlatformTypes == nil {
+		out.PlatformTypes = []PlatformType{}
+	}
+	if out.Programs == nil {
+		out.Programs = []Term{}
+	}
+	if out.TargetGroups == nil {
+		out.TargetGroups = []Term{}
+	}
+	return out
+}
 
 // Lookup gives the projection gate the records a record's view depends on. Implementations return nil
 // for a record they do not hold.

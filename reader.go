@@ -50,6 +50,9 @@ type DirectoryReader interface {
 	Identified(ctx context.Context, v Viewer, system, value string) ([]string, error)
 	// Leadership returns an organisation's stored leadership view; ErrNotFound when it has none.
 	Leadership(ctx context.Context, orgID string) (*Published, error)
+	// Taxonomy returns the directory's taxonomy as audience a sees it (ProjectTaxonomy); ErrNotFound
+	// when the directory was never imported.
+	Taxonomy(ctx context.Context, a Audience) (*Published, error)
 }
 
 // ServiceQuery asks for a page of the service list. Each list filter matches any of its values; the

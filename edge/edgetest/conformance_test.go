@@ -566,6 +566,11 @@ func (c *catalog) Leadership(_ context.Context, id string) (*dirsvc.Published, e
 	return c.leadership, nil
 }
 
+// Taxonomy: the conformance catalog holds none (no route reads it yet).
+func (c *catalog) Taxonomy(context.Context, dirsvc.Audience) (*dirsvc.Published, error) {
+	return nil, dirsvc.ErrNotFound
+}
+
 // live adds a live record with its view.
 func (c *catalog) live(t *testing.T, kind dirsvc.Kind, id string, view any, relatedTo ...string) {
 	t.Helper()

@@ -1,0 +1,90 @@
+package dirdb
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// putTaxonomy publishes the taxonomy as each served audience sees it, when that differs from what is
+// published (or nothing is, as in a file an earlier version made).
+func (w *writeTx) putTaxonomy(t *dirsvc.Taxonomy) error {
+	var views []viewRow
+	for _, a := range dirsvc.ServedAudiences {
+		b, err := json.Marshal(dirsvc.ProjectTaxonomy(t, a))
+		if err != nil {
+			return fmt.Errorf("encode the taxonomy: %w", err)
+		}
+		shared := false
+		for i := range views {
+			if bytes.Equal(views[i].body, b) {
+				views[i].audiences |= audienceBit(a)
+				shared = true
+			}
+		}
+		if !shared {
+			views = append(views, viewRow{audiences: audienceBit(a), body: b})
+		}
+	}
+	var stored []viewRow
+	err := w.eachPub("SELECT audiences, body FROM taxonomy_views ORDER BY audiences", nil, func(sc scanner) error {
+		var v viewRow
+		err := sc.Scan(&v.audiences, &v.body)
+		stored = append(stored, v)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("read the published taxonomy: %w", err)
+	}
+	if sameViews(stored, views) {
+		return nil
+	}
+	if err := w.exec(w.pub, "DELETE FROM taxonomy_views"); err != nil {
+		return fmt.Errorf("publish the taxonomy: %w", err)
+	}
+	for _, v := range views {
+		if err := w.exec(w.pub, "INSERT INTO taxonomy_views (audiences, body, etag) VALUES (?, ?, ?)", v.audiences, v.body, dirsvc.ETag(v.body)); err != nil {
+			return fmt.Errorf("publish the taxonomy: %w", err)
+		}
+	}
+	return nil
+}
+
+// sameViews reports whether two sets of view rows hold the same bodies for the same audiences.
+func sameViews(a, b []viewRow) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		found := false
+		for _, y := range b {
+			if x.audiences == y.audiences && bytes.Equal(x.body, y.body) {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// Taxonomy returns the directory's taxonomy as the audience sees it; ErrNotFound when the directory
+// was never imported.
+func (d *Directory) Taxonomy(ctx context.Context, a dirsvc.Audience) (*dirsvc.Published, error) {
+	d.gate.RLock()
+	defer d.gate.RUnlock()
+	var p dirsvc.Published
+	err := d.readers.QueryRowContext(ctx, "SELECT body, etag FROM taxonomy_views WHERE audiences & ? != 0", audienceBit(a)).Scan(&p.Body, &p.ETag)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, dirsvc.ErrNotFound
+	} else if err != nil {
+		return nil, fmt.Errorf("read the taxonomy: %w", err)
+	}
+	return &p, nil
+}
