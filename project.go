@@ -19,37 +19,27 @@ const ProjectionVersion = 3
 // may see (a category of hidden local types is left out, not shown empty, which would tell that
 // hidden types exist), each with only those local types; every platform type, program and target
 // group.
-func ProjectTaxonomy(t *Taxonomy, a Audience) *Taxonomy {
-	out := &Taxonomy{Categories: []Category{}, PlatformTypes: slices.Clone(t.PlatformTypes), LocalTypes: []LocalType{},
-		Programs: slices.Clone(t.Programs), TargetGroups: slices.Clone(t.TargetGroups)}
+func ProjectTaxonomy(t *Taxonomy, a Audience) *TaxonomyView {
+	out := &TaxonomyView{Categories: []CategoryView{}, PlatformTypes: []PlatformType{}, LocalTypes: []LocalTypeView{},
+		Programs: []Term{}, TargetGroups: []Term{}}
 	visible := map[string]bool{}
 	for _, lt := range t.LocalTypes {
 		if lt.VisibleTo.Has(a) {
 			visible[lt.Code] = true
-			lt.VisibleTo = 0
-			out.LocalTypes = append(out.LocalTypes, lt)
+			out.LocalTypes = append(out.LocalTypes, LocalTypeView{Code: lt.Code, Slug: lt.Slug, Label: lt.Label, Icon: lt.Icon, Refines: lt.Refines})
 		}
 	}
 	for _, c := range t.Categories {
-		if !c.VisibleTo.Has(a) {
+		local := slices.DeleteFunc(slices.Clone(c.LocalTypes), func(code string) bool { return !visible[code] })
+		if !c.VisibleTo.Has(a) || len(c.Types) == 0 && len(local) == 0 {
 			continue
 		}
-		c.LocalTypes = slices.DeleteFunc(slices.Clone(c.LocalTypes), func(code string) bool { return !visible[code] })
-		if len(c.Types) == 0 && len(c.LocalTypes) == 0 {
-			continue
-		}
-		c.VisibleTo = 0
-		out.Categories = append(out.Categories, c)
+		out.Categories = append(out.Categories, CategoryView{Code: c.Code, Name: c.Name, Icon: c.Icon, Order: c.Order,
+			Types: c.Types, LocalTypes: local})
 	}
-	if out.PlatformTypes == nil {
-		out.PlatformTypes = []PlatformType{}
-	}
-	if out.Programs == nil {
-		out.Programs = []Term{}
-	}
-	if out.TargetGroups == nil {
-		out.TargetGroups = []Term{}
-	}
+	out.PlatformTypes = append(out.PlatformTypes, t.PlatformTypes...)
+	out.Programs = append(out.Programs, t.Programs...)
+	out.TargetGroups = append(out.TargetGroups, t.TargetGroups...)
 	return out
 }
 

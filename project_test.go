@@ -22,7 +22,7 @@ func TestTaxonomyProjection(t *testing.T) {
 	}
 	pub := dirsvc.ProjectTaxonomy(tax, dirsvc.Public)
 	if len(pub.Categories) != 1 || pub.Categories[0].Code != "open" || !slices.Equal(pub.Categories[0].LocalTypes, []string{"shown"}) ||
-		len(pub.LocalTypes) != 1 || pub.LocalTypes[0].Code != "shown" || pub.Categories[0].VisibleTo != 0 || pub.LocalTypes[0].VisibleTo != 0 {
+		len(pub.LocalTypes) != 1 || pub.LocalTypes[0].Code != "shown" || len(pub.PlatformTypes) != 1 {
 		t.Errorf("the public's taxonomy: %+v", pub)
 	}
 	if p := dirsvc.ProjectTaxonomy(tax, dirsvc.Professional); len(p.Categories) != 3 || len(p.LocalTypes) != 2 {

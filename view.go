@@ -193,3 +193,33 @@ type LeaderView struct {
 
 // Current reports whether the appointment is current on the date today (YYYY-MM-DD, see Today).
 func (v LeaderView) Current(today string) bool { return currentOn(v.EndDate, today) }
+
+// TaxonomyView is a directory's taxonomy as one audience sees it (ProjectTaxonomy); no entry says
+// whom it is for.
+type TaxonomyView struct {
+	Categories    []CategoryView  `json:"categories"`
+	PlatformTypes []PlatformType  `json:"platformTypes"`
+	LocalTypes    []LocalTypeView `json:"localTypes"`
+	Programs      []Term          `json:"programs"`
+	TargetGroups  []Term          `json:"targetGroups"`
+}
+
+// CategoryView is a category as an audience sees it: its platform types, and the local types the
+// audience may see.
+type CategoryView struct {
+	Code       string   `json:"code"`
+	Name       string   `json:"name"`
+	Icon       string   `json:"icon,omitempty"`
+	Order      int      `json:"order,omitempty"`
+	Types      []string `json:"types,omitempty"`
+	LocalTypes []string `json:"localTypes,omitempty"`
+}
+
+// LocalTypeView is a local type (a specialty) as an audience that may see it sees it.
+type LocalTypeView struct {
+	Code    string   `json:"code"`
+	Slug    string   `json:"slug"`
+	Label   string   `json:"label"`
+	Icon    string   `json:"icon,omitempty"`
+	Refines []string `json:"refines,omitempty"`
+}

@@ -28,11 +28,11 @@ func TestTaxonomyIsPublishedPerAudience(t *testing.T) {
 		if p.ETag != dirsvc.ETag(p.Body) || strings.Contains(string(p.Body), `"audiences"`) {
 			t.Errorf("%s: etag %s, body %s", a, p.ETag, p.Body)
 		}
-		var tax dirsvc.Taxonomy
+		var tax dirsvc.TaxonomyView
 		if err := json.Unmarshal(p.Body, &tax); err != nil {
 			t.Fatal(err)
 		}
-		if i := slices.IndexFunc(tax.Categories, func(c dirsvc.Category) bool { return c.Code == "primary_care" }); i < 0 || tax.Categories[i].Icon == "" {
+		if i := slices.IndexFunc(tax.Categories, func(c dirsvc.CategoryView) bool { return c.Code == "primary_care" }); i < 0 || tax.Categories[i].Icon == "" {
 			t.Errorf("%s: no primary_care category with its icon: %s", a, p.Body)
 		}
 		var codes []string

@@ -63,6 +63,9 @@ func TestPublicOutputsOfTheDemoLeakNothing(t *testing.T) {
 			return r
 		}
 		scan("/v1/d/" + slug + "/developers")
+		if r := scan("/v1/d/" + slug + "/taxonomy"); r.status != http.StatusOK {
+			t.Errorf("the taxonomy of %s: %d", slug, r.status)
+		}
 		for _, rec := range snap.Records {
 			p, ok := paths[rec.Kind()]
 			if !ok {

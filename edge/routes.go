@@ -21,6 +21,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/d/{dir}/roles/{publicId}", s.read(s.handleGetRole))
 	s.handleExpensive("GET /v1/d/{dir}/identifiers/search", s.handleSearchIdentifiers)
 	s.mux.HandleFunc("GET /v1/d/{dir}/developers", s.read(s.handleGetDevelopers))
+	s.mux.HandleFunc("GET /v1/d/{dir}/taxonomy", s.read(s.handleGetTaxonomy))
 	s.mux.HandleFunc("GET /v1/openapi.json", s.read(s.handleGetOpenAPI))
 	s.mux.HandleFunc("GET /oauth/jwks.json", s.read(s.handleGetJWKS)) // JWKSPath
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)

@@ -46,7 +46,8 @@ type importRecordHead struct {
 // goTypes are the Go types whose JSON the component schemas describe, by schema name.
 var goTypes = map[string]any{
 	"ImportStats": dirsvc.ImportStats{}, "Transition": transitionBody{}, "ImportRecord": importRecordHead{},
-	"Ref": dirsvc.Ref{}, "CodeLabel": dirsvc.CodeLabel{}, "LocalTypeRef": dirsvc.LocalTypeRef{},
+	"Ref": dirsvc.Ref{}, "CodeLabel": dirsvc.CodeLabel{}, "LocalTypeRef": dirsvc.LocalTypeRef{}, "Taxonomy": dirsvc.TaxonomyView{},
+	"CategoryView": dirsvc.CategoryView{}, "PlatformType": dirsvc.PlatformType{}, "LocalTypeView": dirsvc.LocalTypeView{}, "Term": dirsvc.Term{},
 	"ContactView": dirsvc.ContactView{}, "IdentifierView": dirsvc.IdentifierView{},
 	"AddressView": dirsvc.AddressView{}, "Point": dirsvc.Point{}, "Ownership": dirsvc.Ownership{},
 	"OwnershipCard": dirsvc.OwnershipCard{}, "Interval": dirsvc.Interval{}, "WeeklyHours": dirsvc.WeeklyHours{},
