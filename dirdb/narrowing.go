@@ -242,7 +242,7 @@ func (w *writeTx) allNarrowingKeys() error {
 	}
 	var roles []role
 	r := kindRange("public_id", dirsvc.KindService)
-	err := w.eachPub("SELECT public_id, COALESCE(organisation_id, ''), COALESCE(location_id, ''), visible_to & 7 FROM records WHERE "+r.sql, r.args, func(sc scanner) error {
+	err := w.eachRow(w.pub, "SELECT public_id, COALESCE(organisation_id, ''), COALESCE(location_id, ''), visible_to & 7 FROM records WHERE "+r.sql, r.args, func(sc scanner) error {
 		var id string
 		var sv service
 		err := sc.Scan(&id, &sv.org, &sv.site, &sv.vis)
@@ -251,7 +251,7 @@ func (w *writeTx) allNarrowingKeys() error {
 	})
 	if err == nil {
 		r = kindRange("public_id", dirsvc.KindLocation)
-		err = w.eachPub("SELECT public_id, COALESCE(organisation_id, '') FROM records WHERE "+r.sql, r.args, func(sc scanner) error {
+		err = w.eachRow(w.pub, "SELECT public_id, COALESCE(organisation_id, '') FROM records WHERE "+r.sql, r.args, func(sc scanner) error {
 			var id, org string
 			err := sc.Scan(&id, &org)
 			siteOrgs[id] = org
@@ -263,7 +263,7 @@ func (w *writeTx) allNarrowingKeys() error {
 			break
 		}
 		kr := prefixRange("key", prefix)
-		err = w.eachPub("SELECT public_id, substr(key, ?), audiences FROM list_keys INDEXED BY list_keys_key WHERE "+kr.sql,
+		err = w.eachRow(w.pub, "SELECT public_id, substr(key, ?), audiences FROM list_keys INDEXED BY list_keys_key WHERE "+kr.sql,
 			append([]any{len(prefix) + 1}, kr.args...), func(sc scanner) error {
 				var id string
 				var k keyAud
@@ -273,7 +273,7 @@ func (w *writeTx) allNarrowingKeys() error {
 			})
 	}
 	if err == nil {
-		err = w.eachPub(`SELECT ro.practitioner_id, ro.service_id, ra.audiences FROM list_keys ra INDEXED BY list_keys_key
+		err = w.eachRow(w.pub, `SELECT ro.practitioner_id, ro.service_id, ra.audiences FROM list_keys ra INDEXED BY list_keys_key
 JOIN records ro ON ro.public_id = ra.public_id WHERE ra.key = '`+keyActive+`' AND ro.kind = 'role'`, nil, func(sc scanner) error {
 			var ro role
 			err := sc.Scan(&ro.practitioner, &ro.service, &ro.active)
@@ -379,19 +379,4 @@ JOIN records ro ON ro.public_id = ra.public_id WHERE ra.key = '`+keyActive+`' AN
 // insertNarrowingKeys returns the statement that inserts n narrowing keys.
 func insertNarrowingKeys(n int) string {
 	return "INSERT INTO narrowing_keys (public_id, key, audiences) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
-}
-
-// eachPub runs a query in the write's directory.db transaction and calls fn on each row.
-func (w *writeTx) eachPub(query string, args []any, fn func(scanner) error) error {
-	rows, err := w.pub.QueryContext(w.ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		if err := fn(rows); err != nil {
-			return err
-		}
-	}
-	return rows.Err()
 }

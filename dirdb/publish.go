@@ -213,19 +213,21 @@ func (p *publication) addViews(m *dirsvc.Meta, views []projected, now time.Time)
 		if err != nil {
 			return fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
 		}
-		shared := false
-		for j := range p.views {
-			if bytes.Equal(p.views[j].body, b) {
-				p.views[j].audiences |= v.bit
-				shared = true
-				break
-			}
-		}
-		if !shared {
-			p.views = append(p.views, viewRow{v.bit, b, hd.updatedMs})
-		}
+		p.views = withView(p.views, viewRow{v.bit, b, hd.updatedMs})
 	}
 	return nil
+}
+
+// withView adds a view row to views: to the row of the same bytes, whose audiences it joins, if
+// there is one (audiences that see the same bytes share one row), else as a row of its own.
+func withView(views []viewRow, v viewRow) []viewRow {
+	for i := range views {
+		if bytes.Equal(views[i].body, v.body) {
+			views[i].audiences |= v.audiences
+			return views
+		}
+	}
+	return append(views, v)
 }
 
 // audienceOfBit returns the served audience of a view's bit.

@@ -91,7 +91,7 @@ func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {
 	if err := json.Unmarshal(taxDoc, &snap.Taxonomy); err != nil {
 		return nil, fmt.Errorf("decode source taxonomy: %w", err)
 	}
-	if err := w.eachRow(w.ops, "SELECT doc FROM source_collections ORDER BY slug", func(rows *sql.Rows) error {
+	if err := w.eachRow(w.ops, "SELECT doc FROM source_collections ORDER BY slug", nil, func(rows scanner) error {
 		var doc []byte
 		var c dirsvc.Collection
 		if err := rows.Scan(&doc); err != nil {
@@ -105,7 +105,7 @@ func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {
 	}); err != nil {
 		return nil, err
 	}
-	err = w.eachRow(w.ops, "SELECT kind, doc FROM source_records ORDER BY public_id", func(rows *sql.Rows) error {
+	err = w.eachRow(w.ops, "SELECT kind, doc FROM source_records ORDER BY public_id", nil, func(rows scanner) error {
 		var kind string
 		var doc []byte
 		if err := rows.Scan(&kind, &doc); err != nil {
@@ -122,10 +122,10 @@ func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {
 }
 
 // eachRow runs a query in tx and calls fn on each row.
-func (w *writeTx) eachRow(tx *sql.Tx, query string, fn func(*sql.Rows) error) error {
-	rows, err := tx.QueryContext(w.ctx, query)
+func (w *writeTx) eachRow(tx *sql.Tx, query string, args []any, fn func(scanner) error) error {
+	rows, err := tx.QueryContext(w.ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("read sources: %w", err)
+		return fmt.Errorf("read rows: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {

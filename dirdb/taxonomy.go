@@ -20,19 +20,10 @@ func (w *writeTx) putTaxonomy(t *dirsvc.Taxonomy) error {
 		if err != nil {
 			return fmt.Errorf("encode the taxonomy: %w", err)
 		}
-		shared := false
-		for i := range views {
-			if bytes.Equal(views[i].body, b) {
-				views[i].audiences |= audienceBit(a)
-				shared = true
-			}
-		}
-		if !shared {
-			views = append(views, viewRow{audiences: audienceBit(a), body: b})
-		}
+		views = withView(views, viewRow{audiences: audienceBit(a), body: b})
 	}
 	var stored []viewRow
-	err := w.eachPub("SELECT audiences, body FROM taxonomy_views ORDER BY audiences", nil, func(sc scanner) error {
+	err := w.eachRow(w.pub, "SELECT audiences, body FROM taxonomy_views ORDER BY audiences", nil, func(sc scanner) error {
 		var v viewRow
 		err := sc.Scan(&v.audiences, &v.body)
 		stored = append(stored, v)
