@@ -1,6 +1,7 @@
 package dirdb
 
 import (
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,10 +29,19 @@ type cacheAccount struct {
 // What an entry costs is counted as the heap it takes (see entrySize), so the store's budget bounds
 // the live heap of its caches, not only their bodies.
 type viewCache struct {
+	seed    maphash.Seed
+	shards  [cacheShards]cacheShard
+	account *cacheAccount // the store's, shared by its directories
+}
+
+// cacheShards is how many parts a cache is split into, each with its own lock, so that keeping a
+// view (or a coded form of one) holds up only the reads of one part.
+const cacheShards = 16
+
+type cacheShard struct {
 	mu      sync.RWMutex
 	entries map[viewKey]*cachedView
 	bytes   int64
-	account *cacheAccount // the store's, shared by its directories
 }
 
 type viewKey struct {
@@ -47,14 +57,36 @@ type cachedView struct {
 }
 
 func newViewCache(account *cacheAccount) *viewCache {
-	return &viewCache{entries: map[viewKey]*cachedView{}, account: account}
+	c := &viewCache{seed: maphash.MakeSeed(), account: account}
+	for i := range c.shards {
+		c.shards[i].entries = map[viewKey]*cachedView{}
+	}
+	return c
+}
+
+// shard returns the part of the cache that holds k.
+func (c *viewCache) shard(k viewKey) *cacheShard {
+	return &c.shards[maphash.String(c.seed, k.publicID)%cacheShards]
 }
 
 func (c *viewCache) get(k viewKey) (*cachedView, bool) {
-	c.mu.RLock()
-	v, ok := c.entries[k]
-	c.mu.RUnlock()
+	sh := c.shard(k)
+	sh.mu.RLock()
+	v, ok := sh.entries[k]
+	sh.mu.RUnlock()
 	return v, ok
+}
+
+// len returns how many views the cache holds.
+func (c *viewCache) len() int {
+	n := 0
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.RLock()
+		n += len(sh.entries)
+		sh.mu.RUnlock()
+	}
+	return n
 }
 
 // entryOverhead is the heap an entry takes beyond its strings and body, measured for Go 1.26 on
@@ -84,70 +116,75 @@ func allocSize(n int) int64 {
 	return int64((n + step - 1) / step * step)
 }
 
-// put keeps v if the generation is still gen, evicting other views while the store is over budget,
-// and returns the view kept (v, or one kept before it), or nil when none is.
+// put keeps v if the generation is still gen, evicting other views of its part while the store is
+// over budget, and returns the view kept (v, or one kept before it), or nil when none is.
 func (c *viewCache) put(k viewKey, v *cachedView, gen uint64, current *atomic.Uint64) *cachedView {
 	k.publicID = strings.Clone(k.publicID) // not a piece of a request's memory
 	size := entrySize(k, v)
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	sh := c.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	if current.Load() != gen {
 		return nil
 	}
-	if old, ok := c.entries[k]; ok {
+	if old, ok := sh.entries[k]; ok {
 		return old
 	}
-	c.evict(size, k)
+	c.evict(sh, size, k)
 	if c.account.used.Load()+size > c.account.budget.Load() {
-		return nil // other directories hold the budget
+		return nil // other parts or directories hold the budget
 	}
 	v.enc = dirsvc.NewEncoded(func(n int) { c.kept(k, v, int64(allocSize(n))) })
-	c.entries[k] = v
-	c.bytes += size
+	sh.entries[k] = v
+	sh.bytes += size
 	c.account.used.Add(size)
 	return v
 }
 
 // kept counts a coded form of v, kept beside it, in the budget, if v is still in the cache.
 func (c *viewCache) kept(k viewKey, v *cachedView, n int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries[k] != v {
+	sh := c.shard(k)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.entries[k] != v {
 		return // dropped meanwhile: its forms go with the last request that holds them
 	}
 	v.extra += n
-	c.bytes += n
+	sh.bytes += n
 	c.account.used.Add(n)
-	c.evict(0, k)
+	c.evict(sh, 0, k)
 	if c.account.used.Load() > c.account.budget.Load() {
-		c.drop(k, v)
+		c.drop(sh, k, v)
 	}
 }
 
-// evict drops views other than k (map order is random: random eviction) until size more bytes fit
-// the store's budget or none is left. Callers hold mu.
-func (c *viewCache) evict(size int64, k viewKey) {
-	for old, ov := range c.entries {
+// evict drops views of the part sh other than k (map order is random: random eviction) until size
+// more bytes fit the store's budget or none is left. Callers hold sh.mu.
+func (c *viewCache) evict(sh *cacheShard, size int64, k viewKey) {
+	for old, ov := range sh.entries {
 		if c.account.used.Load()+size <= c.account.budget.Load() {
 			return
 		}
 		if old != k {
-			c.drop(old, ov)
+			c.drop(sh, old, ov)
 		}
 	}
 }
 
-func (c *viewCache) drop(k viewKey, v *cachedView) {
+func (c *viewCache) drop(sh *cacheShard, k viewKey, v *cachedView) {
 	size := entrySize(k, v) + v.extra
-	delete(c.entries, k)
-	c.bytes -= size
+	delete(sh.entries, k)
+	sh.bytes -= size
 	c.account.used.Add(-size)
 }
 
 // clear forgets every view.
 func (c *viewCache) clear() {
-	c.mu.Lock()
-	c.account.used.Add(-c.bytes)
-	c.entries, c.bytes = map[viewKey]*cachedView{}, 0
-	c.mu.Unlock()
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		c.account.used.Add(-sh.bytes)
+		sh.entries, sh.bytes = map[viewKey]*cachedView{}, 0
+		sh.mu.Unlock()
+	}
 }

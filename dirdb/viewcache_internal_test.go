@@ -128,7 +128,7 @@ func TestViewCacheBudgetBoundsTheHeap(t *testing.T) {
 	runtime.KeepAlive(c)
 	ratio := float64(grown) / float64(account.used.Load())
 	t.Logf("%d views: heap grew %.1f MB for %.1f MB counted (%.2f×); the old count was %.1f MB (%.2f×)",
-		len(c.entries), float64(grown)/(1<<20), float64(account.used.Load())/(1<<20), ratio,
+		c.len(), float64(grown)/(1<<20), float64(account.used.Load())/(1<<20), ratio,
 		float64(naive)/(1<<20), float64(grown)/float64(naive))
 	if ratio > 1.25 || ratio < 0.8 {
 		t.Errorf("the cache holds %.2f× the heap it counts, want within 0.8 to 1.25", ratio)

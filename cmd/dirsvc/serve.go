@@ -298,6 +298,7 @@ func (m *Main) startMetrics(addr string, report http.Handler) (stop func(), err 
 	// Profiles of the running process, for an operator diagnosing load (private, as the rest).
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	m.Log.Info("metrics", "addr", ln.Addr().String())
