@@ -14,13 +14,13 @@ type SearchQuery struct {
 	// the whole country.
 	Areas []string
 	// Categories are directory category codes, local type codes or slugs, or platform category codes.
-	Categories                                  []string
-	Types, Costs, Delivery, Facilities          []string
+	Categories                                   []string
+	Types, Costs, Delivery, Facilities           []string
 	Languages, TargetGroups, Programs, Ownership []string
-	Appointment                                 string // required or not_required; empty for either
-	SelfReferral                                bool   // only services people may refer themselves to
-	Sort                                        string // SortRelevance (default), SortDistance, SortName
-	Limit, Offset                               int
+	Appointment                                  string // required or not_required; empty for either
+	SelfReferral                                 bool   // only services people may refer themselves to
+	Sort                                         string // SortRelevance (default), SortDistance, SortName
+	Limit, Offset                                int
 }
 
 // Search orders.
