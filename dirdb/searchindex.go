@@ -247,21 +247,45 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 	default:
 		slices.SortFunc(hits, func(a, b found) int { return cmp.Or(cmp.Compare(a.score, b.score), byName(a, b)) })
 	}
-	if q.Offset < len(hits) {
-		hits = hits[q.Offset:min(len(hits), q.Offset+q.Limit)]
-	} else {
-		hits = nil
-	}
-	for _, h := range hits {
-		hit := dirsvc.SearchHit{PublicID: h.doc.service}
+	hitOf := func(h found) dirsvc.SearchHit {
+		hit := dirsvc.SearchHit{PublicID: h.doc.service, Organisation: h.doc.Organisation}
 		if !math.IsNaN(h.km) {
 			km := h.km
 			hit.DistanceKm = &km
 		}
-		res.Hits = append(res.Hits, hit)
+		return hit
+	}
+	if q.ByOrganisation {
+		// Organisations in the order of their best service; the services of the page's ones.
+		var orgs []dirsvc.SearchOrganisation
+		at := map[string]int{}
+		for _, h := range hits {
+			i, ok := at[h.doc.Organisation]
+			if !ok {
+				i = len(orgs)
+				at[h.doc.Organisation] = i
+				orgs = append(orgs, dirsvc.SearchOrganisation{PublicID: h.doc.Organisation, Name: h.doc.OrgName})
+			}
+			orgs[i].Services++
+		}
+		res.ServiceTotal, res.Total = len(hits), len(orgs)
+		page := orgs[min(q.Offset, len(orgs)):min(len(orgs), q.Offset+q.Limit)]
+		res.Organisations = page
+		for _, h := range hits {
+			if i := at[h.doc.Organisation]; i >= q.Offset && i < q.Offset+len(page) && len(res.Hits) < maxGroupedHits {
+				res.Hits = append(res.Hits, hitOf(h))
+			}
+		}
+		return res, nil
+	}
+	for _, h := range hits[min(q.Offset, len(hits)):min(len(hits), q.Offset+q.Limit)] {
+		res.Hits = append(res.Hits, hitOf(h))
 	}
 	return res, nil
 }
+
+// maxGroupedHits bounds the services a search by organisation returns with its page.
+const maxGroupedHits = 500
 
 // insideSearch reports whether a document's service lies inside a narrowing, as inside() decides
 // for a service: located in (or, by its catchment, serving) one of its areas, and of one of its
@@ -326,13 +350,14 @@ func matchesFilters(q *dirsvc.SearchQuery, m *memDoc, cat categoryMatch) bool {
 		some(q.Delivery, m.Delivery) && some(q.Facilities, m.Facilities) && some(q.Languages, m.Languages) &&
 		some(q.TargetGroups, m.TargetGroups) && some(q.Programs, m.Programs) &&
 		(q.Appointment == "" || q.Appointment == m.Appointment) && (!q.SelfReferral || m.SelfReferral) &&
-		(len(q.Areas) == 0 || slices.ContainsFunc(q.Areas, func(a string) bool { return inArea(m, a) }))
+		(len(q.Areas) == 0 || slices.ContainsFunc(q.Areas, func(a string) bool { return inArea(m, a, q.LocatedOnly) })) &&
+		(q.Open == nil || q.Open(m.Hours, m.Areas))
 }
 
-// inArea reports whether a document's service is located in the area, its catchment reaches it, or
-// it serves the whole country.
-func inArea(m *memDoc, area string) bool {
-	return slices.Contains(m.Areas, area) || slices.ContainsFunc(m.Catchment, func(c string) bool {
+// inArea reports whether a document's service is located in the area, or (unless located alone
+// counts) its catchment reaches it or it serves the whole country.
+func inArea(m *memDoc, area string, located bool) bool {
+	return slices.Contains(m.Areas, area) || !located && slices.ContainsFunc(m.Catchment, func(c string) bool {
 		return c == area || strings.HasPrefix(c, "country:")
 	})
 }
