@@ -22,6 +22,9 @@ type SearchQuery struct {
 	SelfReferral                                 bool   // only services people may refer themselves to
 	Sort                                         string // SortRelevance (default), SortDistance, SortName
 	Limit, Offset                                int
+	// Spell corrects a word that no document the caller may see holds to the most common one a
+	// letter away that one does; a place written in the words is read as a place either way.
+	Spell bool
 	// ByOrganisation answers the search as organisations: Limit and Offset count organisations, in
 	// the order of their best service, and the hits are the services of the page's organisations.
 	ByOrganisation bool
@@ -43,9 +46,42 @@ type SearchResult struct {
 	Total  int // services found; organisations found when the search is by organisation
 	Hits   []SearchHit
 	Facets SearchFacets
+	// Reading is how the words were read.
+	Reading QueryReading
 	// By organisation: the page's organisations, in order, and the services found in all.
 	Organisations []SearchOrganisation
 	ServiceTotal  int
+}
+
+// QueryReading is how a search's words were read: the words searched for, the spelling corrections
+// made, and the place found among them.
+type QueryReading struct {
+	Words       []string     `json:"words"`
+	Corrections []Correction `json:"corrections"`
+	Place       *PlaceRead   `json:"place"`
+}
+
+// Listed returns the reading with its lists empty rather than absent.
+func (r QueryReading) Listed() QueryReading {
+	if r.Words == nil {
+		r.Words = []string{}
+	}
+	if r.Corrections == nil {
+		r.Corrections = []Correction{}
+	}
+	return r
+}
+
+// Correction is a word of a search read as another.
+type Correction struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// PlaceRead is a place named in a search's words, and the areas (postcodes) it was read as.
+type PlaceRead struct {
+	Name  string   `json:"name"`
+	Areas []string `json:"areas"`
 }
 
 // SearchOrganisation is an organisation of a search answered by organisation, with how many of its

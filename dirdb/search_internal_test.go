@@ -124,9 +124,13 @@ func TestHiddenWordsFindNothing(t *testing.T) {
 				}
 			}
 			v := dirsvc.Viewer{Audience: a}
-			got, none := search(t, d, v, dirsvc.SearchQuery{Text: m}), search(t, d, v, dirsvc.SearchQuery{Text: "zzqxnowhere"})
-			if got.Total != 0 || fmt.Sprint(got) != fmt.Sprint(none) {
-				t.Errorf("%s searching %s: %+v, for a word found nowhere: %+v", a, m, got, none)
+			for _, spell := range []bool{false, true} {
+				got := search(t, d, v, dirsvc.SearchQuery{Text: m, Spell: spell})
+				none := search(t, d, v, dirsvc.SearchQuery{Text: "zzqxnowhere", Spell: spell})
+				got.Reading, none.Reading = dirsvc.QueryReading{}, dirsvc.QueryReading{}
+				if got.Total != 0 || fmt.Sprint(got) != fmt.Sprint(none) {
+					t.Errorf("%s searching %s (spelling corrected: %v): %+v, for a word found nowhere: %+v", a, m, spell, got, none)
+				}
 			}
 		}
 	}
@@ -283,4 +287,59 @@ func (d *Directory) loadSnapshotForTest(ctx context.Context) (*dirsvc.Snapshot, 
 		return err
 	})
 	return snap, err
+}
+
+// TestSearchReadsPlacesAndSpelling checks that a locality written at the end of the words is read
+// as a place (its postcodes), and that a misspelt word is read as the most common term one letter
+// away in the audience's own vocabulary, unless spelling correction is off.
+func TestSearchReadsPlacesAndSpelling(t *testing.T) {
+	d := demoDirectory(t)
+	pub := dirsvc.Viewer{Audience: dirsvc.Public}
+	all := search(t, d, pub, dirsvc.SearchQuery{Limit: 1})
+	var locality, postcode string
+	d.search.mu.RLock()
+	for _, m := range d.search.docs {
+		if m.audiences&1 != 0 && m.Locality != "" && !strings.Contains(m.Locality, " ") {
+			locality, postcode = m.Locality, m.Postcode
+			break
+		}
+	}
+	d.search.mu.RUnlock()
+	if locality == "" || all.Total == 0 {
+		t.Fatal("no public service has a locality")
+	}
+	res := search(t, d, pub, dirsvc.SearchQuery{Text: "gp in " + strings.ToLower(locality)})
+	if p := res.Reading.Place; p == nil || !slices.Contains(p.Areas, "postcode:"+postcode) || !slices.Equal(res.Reading.Words, []string{"gp"}) {
+		t.Fatalf("gp in %s read as %+v", locality, res.Reading)
+	}
+	whole := search(t, d, pub, dirsvc.SearchQuery{Text: locality})
+	if whole.Total == 0 || len(whole.Reading.Words) != 0 {
+		t.Errorf("%s alone: %d found, read as %+v", locality, whole.Total, whole.Reading)
+	}
+	// A letter dropped from a word of a service's name.
+	word := ""
+	for _, w := range strings.Fields(strings.ToLower(locality + " clinic pharmacy medical")) {
+		if len(w) >= 6 {
+			word = w
+		}
+	}
+	typo := word[:2] + word[3:]
+	fixed := search(t, d, pub, dirsvc.SearchQuery{Text: typo + " x", Spell: true})
+	if !slices.ContainsFunc(fixed.Reading.Corrections, func(c dirsvc.Correction) bool { return c.From == typo && c.To == word }) {
+		t.Errorf("%s not corrected to %s: %+v", typo, word, fixed.Reading)
+	}
+	asTyped := search(t, d, pub, dirsvc.SearchQuery{Text: typo + " x"})
+	if len(asTyped.Reading.Corrections) != 0 {
+		t.Errorf("corrected without spelling correction: %+v", asTyped.Reading)
+	}
+	for _, c := range []struct{ a, b string }{{"clinic", "clinc"}, {"clinic", "cilnic"}, {"clinic", "clinics"}, {"clinic", "clonic"}} {
+		if !oneEdit(c.a, c.b) {
+			t.Errorf("%s and %s are one edit apart", c.a, c.b)
+		}
+	}
+	for _, c := range []struct{ a, b string }{{"clinic", "cnilic"}, {"clinic", "clinicss"}, {"clinic", "clinic"}} {
+		if oneEdit(c.a, c.b) {
+			t.Errorf("%s and %s are not one edit apart", c.a, c.b)
+		}
+	}
 }

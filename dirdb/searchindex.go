@@ -22,11 +22,16 @@ import (
 // path made every document anew (search_epoch).
 type searchIndex struct {
 	mu       sync.RWMutex
+	vmu      sync.Mutex // vocab and localities
 	gen      uint64 // the file's generation it was brought up to (records.gen), plus one
 	epoch    int64
 	lastID   int64
 	lastGone int64
 	docs     map[int64]*memDoc
+	// By audience bit, made when first needed after the index moved on: the vocabulary of its
+	// full-text index, and the localities of its documents' sites with their postcodes.
+	vocab      map[int64]*vocabulary
+	localities map[int64]map[string][]string
 }
 
 // memDoc is one search document held in memory.
@@ -106,7 +111,7 @@ func (d *Directory) freshSearch(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	idx.gen = gen
+	idx.gen, idx.vocab, idx.localities = gen, map[int64]*vocabulary{}, map[int64]map[string][]string{}
 	return nil
 }
 
@@ -117,24 +122,122 @@ const textWeights = "10.0, 6.0, 4.0, 3.0, 4.0, 1.0"
 // maxQueryWords bounds the words of a search that go to the full-text index.
 const maxQueryWords = 12
 
-// textQuery returns the full-text query of a search's words: each word as written (a hyphenated
-// or dotted one as the phrase of its parts), all of them required, the last also as the start of a
-// longer word (one being typed); "" when the text has no word.
-func textQuery(text string) string {
-	var out []string
+// queryWords splits a search's text into its words as written, each a list of its parts (a
+// hyphenated or dotted word has several), lower-cased; at most maxQueryWords.
+func queryWords(text string) [][]string {
+	var out [][]string
 	for _, chunk := range strings.Fields(strings.ToLower(text)) {
 		parts := strings.FieldsFunc(chunk, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		if len(parts) > 0 {
-			out = append(out, `"`+strings.Join(parts, " ")+`"`)
+			out = append(out, parts)
 		}
 		if len(out) == maxQueryWords {
 			break
 		}
 	}
+	return out
+}
+
+// textQuery returns the full-text query of a search's words: each word (a hyphenated or dotted one
+// as the phrase of its parts), all of them required, the last also as the start of a longer word
+// (one being typed); "" when there is no word.
+func textQuery(words [][]string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = `"` + strings.Join(w, " ") + `"`
+	}
 	if len(out) > 0 {
 		out[len(out)-1] += "*"
 	}
 	return strings.Join(out, " ")
+}
+
+// placeWords are the words that may come before a place written in a search's words.
+var placeWords = []string{"in", "near", "at", "around"}
+
+// readWords reads a search's words for the audience bit: spelling corrections (when asked) from the
+// audience's own vocabulary, then a place written at their end ("physio in ultimo") from the
+// localities of the audience's own documents. It returns the words left to search for. The caller
+// holds the index's lock for reading.
+func (d *Directory) readWords(ctx context.Context, bit int64, text string, spell bool) ([][]string, dirsvc.QueryReading, error) {
+	idx := &d.search
+	words := queryWords(text)
+	r := dirsvc.QueryReading{Words: []string{}, Corrections: []dirsvc.Correction{}}
+	if spell && len(words) > 0 {
+		v, err := idx.vocabulary(ctx, d, bit)
+		if err != nil {
+			return nil, r, err
+		}
+		for i, w := range words {
+			for j, part := range w {
+				if to := v.correct(part, i == len(words)-1 && j == len(w)-1); to != part {
+					r.Corrections = append(r.Corrections, dirsvc.Correction{From: part, To: to})
+					w[j] = to
+				}
+			}
+		}
+	}
+	places := idx.localitiesOf(bit)
+	for n := min(3, len(words)); n >= 1; n-- {
+		var name []string
+		for _, w := range words[len(words)-n:] {
+			name = append(name, strings.Join(w, " "))
+		}
+		postcodes, ok := places[strings.Join(name, " ")]
+		if !ok {
+			continue
+		}
+		r.Place = &dirsvc.PlaceRead{Name: strings.Join(name, " "), Areas: postcodes}
+		words = words[:len(words)-n]
+		if k := len(words); k > 0 && len(words[k-1]) == 1 && slices.Contains(placeWords, words[k-1][0]) {
+			words = words[:k-1]
+		}
+		break
+	}
+	for _, w := range words {
+		r.Words = append(r.Words, strings.Join(w, " "))
+	}
+	return words, r, nil
+}
+
+// vocabulary returns the audience's vocabulary, reading it once for the index's state. The caller
+// holds the index's lock for reading.
+func (idx *searchIndex) vocabulary(ctx context.Context, d *Directory, bit int64) (*vocabulary, error) {
+	idx.vmu.Lock()
+	defer idx.vmu.Unlock()
+	if v := idx.vocab[bit]; v != nil {
+		return v, nil
+	}
+	v, err := d.loadVocabulary(ctx, bit)
+	if err == nil {
+		idx.vocab[bit] = v
+	}
+	return v, err
+}
+
+// localitiesOf returns the localities of the sites of the audience's documents, lower-cased, with
+// the postcode areas each is found in. The caller holds the index's lock for reading.
+func (idx *searchIndex) localitiesOf(bit int64) map[string][]string {
+	idx.vmu.Lock()
+	defer idx.vmu.Unlock()
+	if m := idx.localities[bit]; m != nil {
+		return m
+	}
+	m := map[string][]string{}
+	for _, doc := range idx.docs {
+		if doc.audiences&bit == 0 || doc.Locality == "" || doc.Postcode == "" {
+			continue
+		}
+		name, area := strings.ToLower(doc.Locality), "postcode:"+doc.Postcode
+		if !slices.Contains(m[name], area) {
+			m[name] = append(m[name], area)
+		}
+	}
+	for _, areas := range m {
+		slices.Sort(areas)
+	}
+	idx.localities[bit] = m
+	return m
 }
 
 // textMatches returns the documents the audience's full-text index matches for the words, with
@@ -172,15 +275,22 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 		return res, err
 	}
 	var scores map[int64]float64
+	var words [][]string
 	err = d.longRead(ctx, func(ctx context.Context) error {
 		if err := d.freshSearch(ctx); err != nil {
 			return err
 		}
-		if tq := textQuery(q.Text); tq != "" {
-			scores, err = d.textMatches(ctx, bit, tq)
+		d.search.mu.RLock()
+		defer d.search.mu.RUnlock()
+		var err error
+		if words, res.Reading, err = d.readWords(ctx, bit, q.Text, q.Spell); err != nil {
 			return err
 		}
-		return nil
+		scores = nil
+		if tq := textQuery(words); tq != "" {
+			scores, err = d.textMatches(ctx, bit, tq)
+		}
+		return err
 	})
 	if err != nil {
 		return res, fmt.Errorf("search services: %w", err)
@@ -195,6 +305,9 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 	idx.mu.RLock()
 	consider := func(m *memDoc, score float64) {
 		if m.audiences&bit == 0 || !insideSearch(m, v.Narrowing) || !matchesFilters(&q, m, match) {
+			return
+		}
+		if p := res.Reading.Place; p != nil && !slices.ContainsFunc(p.Areas, func(a string) bool { return inArea(m, a, q.LocatedOnly) }) {
 			return
 		}
 		km := math.NaN()
@@ -212,7 +325,7 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 				consider(m, s)
 			}
 		}
-	} else if q.Text == "" || textQuery(q.Text) == "" {
+	} else if len(words) == 0 {
 		for _, m := range idx.docs {
 			consider(m, 0)
 		}

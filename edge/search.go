@@ -171,9 +171,11 @@ func readSearch(q query) (searchRequest, error) {
 		}
 		sq.Offset = n
 	}
-	if _, err := q.oneOf("spell", "off"); err != nil {
+	spell, err := q.oneOf("spell", "off")
+	if err != nil {
 		return sr, err
 	}
+	sq.Spell = spell != "off"
 	return sr, nil
 }
 
@@ -313,7 +315,8 @@ type OrganisationHit struct {
 
 // SearchInterpretation says how a search's query was read.
 type SearchInterpretation struct {
-	Query    string        `json:"q"`
+	Query string `json:"q"`
+	dirsvc.QueryReading
 	Spell    bool          `json:"spell"`
 	Near     *dirsvc.Point `json:"near"`
 	RadiusKm *float64      `json:"radiusKm"`
@@ -358,13 +361,10 @@ func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ans := SearchResults{Results: []dirsvc.ResultCard{}, Total: res.Total, Limit: sr.Limit, Offset: sr.Offset,
-		Facets: res.Facets.Listed(), Interpretation: SearchInterpretation{Query: sr.Text, Spell: true, Near: sr.Near,
+		Facets: res.Facets.Listed(), Interpretation: SearchInterpretation{Query: sr.Text, QueryReading: res.Reading.Listed(), Spell: sr.Spell, Near: sr.Near,
 			Areas: append([]string{}, sr.Areas...), Sort: sr.Sort, Group: sr.group}}
 	if sr.RadiusKm > 0 {
 		ans.Interpretation.RadiusKm = &sr.RadiusKm
-	}
-	if spell, _ := q.get("spell"); spell == "off" {
-		ans.Interpretation.Spell = false
 	}
 	if sr.ByOrganisation {
 		ans.ServiceTotal = &res.ServiceTotal

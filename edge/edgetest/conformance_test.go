@@ -67,6 +67,7 @@ var goTypes = map[string]any{
 	"SearchResults": edge.SearchResults{}, "SearchInterpretation": edge.SearchInterpretation{},
 	"OrganisationHit": edge.OrganisationHit{}, "ResultCard": dirsvc.ResultCard{}, "CardLocation": dirsvc.CardLocation{},
 	"PractitionerLink": dirsvc.PractitionerLink{}, "SearchFacets": dirsvc.SearchFacets{}, "FacetCount": dirsvc.FacetCount{},
+	"Correction": dirsvc.Correction{}, "PlaceRead": dirsvc.PlaceRead{},
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:

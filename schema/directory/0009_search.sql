@@ -31,3 +31,9 @@ CREATE VIRTUAL TABLE search_text_4 USING fts5 (name, specialties, organisation, 
 -- search_filled is zero until the write path has made every service's documents.
 ALTER TABLE projection ADD COLUMN search_filled INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE projection ADD COLUMN search_epoch INTEGER NOT NULL DEFAULT 0;
+
+-- Each audience's vocabulary (terms with the number of documents holding them), read from its
+-- full-text index: spelling correction suggests only words the audience's own documents hold.
+CREATE VIRTUAL TABLE search_vocab_1 USING fts5vocab (search_text_1, row);
+CREATE VIRTUAL TABLE search_vocab_2 USING fts5vocab (search_text_2, row);
+CREATE VIRTUAL TABLE search_vocab_4 USING fts5vocab (search_text_4, row);
