@@ -23,7 +23,7 @@ import (
 type searchIndex struct {
 	mu       sync.RWMutex
 	vmu      sync.Mutex // vocab and localities
-	gen      uint64 // the file's generation it was brought up to (records.gen), plus one
+	gen      uint64     // the file's generation it was brought up to (records.gen), plus one
 	epoch    int64
 	lastID   int64
 	lastGone int64
