@@ -22,6 +22,8 @@ func (s *Server) routes() {
 	s.handleExpensive("GET /v1/d/{dir}/identifiers/search", s.handleSearchIdentifiers)
 	s.mux.HandleFunc("GET /v1/d/{dir}/developers", s.read(s.handleGetDevelopers))
 	s.mux.HandleFunc("GET /v1/d/{dir}/taxonomy", s.read(s.handleGetTaxonomy))
+	// A read with a body (the position must stay out of URLs and logs): served here, never forwarded.
+	s.mux.HandleFunc("POST /v1/d/{dir}/localities/nearest", s.read(s.handleNearestLocality))
 	s.mux.HandleFunc("GET /v1/openapi.json", s.read(s.handleGetOpenAPI))
 	s.mux.HandleFunc("GET /oauth/jwks.json", s.read(s.handleGetJWKS)) // JWKSPath
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)

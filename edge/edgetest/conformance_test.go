@@ -63,7 +63,7 @@ var goTypes = map[string]any{
 	"IdentifiedRecord": edge.IdentifiedRecord{}, "IdentifierSearch": IdentifierSearch{},
 	"Problem": edge.Problem{}, "DeveloperInfo": edge.DeveloperInfo{}, "FHIRInfo": edge.FHIRInfo{},
 	"TokenRequest": TokenRequest{}, "TokenResponse": primary.TokenResponse{}, "OAuthError": primary.OAuthError{},
-	"JWKSet": JWKSet{}, "JWK": JWK{},
+	"JWKSet": JWKSet{}, "JWK": JWK{}, "NearestPlace": edge.NearestPlace{},
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:
