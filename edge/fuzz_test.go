@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -49,19 +50,28 @@ func FuzzRequest(f *testing.F) {
 		req.RemoteAddr = "192.0.2.1:1234"
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		if w.Code >= 500 {
-			t.Fatalf("GET %s?%s: %d %s", path, query, w.Code, w.Body)
-		}
-		if w.Code >= 400 {
-			var p struct {
-				Status int    `json:"status"`
-				Code   string `json:"code"`
-			}
-			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || p.Status != w.Code || p.Code == "" {
-				t.Fatalf("GET %s?%s: %d with a body that is not a problem: %s", path, query, w.Code, w.Body)
-			}
+		if msg := notAnAnswer(w); msg != "" {
+			t.Fatalf("GET %s?%s: %s", path, query, msg)
 		}
 	})
+}
+
+// notAnAnswer says what is wrong with an answer to a fuzzed request: a 5xx, or an error whose body
+// is not a problem; "" when nothing is.
+func notAnAnswer(w *httptest.ResponseRecorder) string {
+	if w.Code >= 500 {
+		return fmt.Sprintf("%d %s", w.Code, w.Body)
+	}
+	if w.Code >= 400 {
+		var p struct {
+			Status int    `json:"status"`
+			Code   string `json:"code"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || p.Status != w.Code || p.Code == "" {
+			return fmt.Sprintf("%d with a body that is not a problem: %s", w.Code, w.Body)
+		}
+	}
+	return ""
 }
 
 // positionNumber matches the numbers of a nearest-locality body precise enough to be a position.
@@ -96,17 +106,8 @@ func FuzzNearestLocality(f *testing.F) {
 		req.RemoteAddr = "192.0.2.1:1234"
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		if w.Code >= 500 {
-			t.Fatalf("POST %q: %d %s", body, w.Code, w.Body)
-		}
-		if w.Code >= 400 {
-			var p struct {
-				Status int    `json:"status"`
-				Code   string `json:"code"`
-			}
-			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || p.Status != w.Code || p.Code == "" {
-				t.Fatalf("POST %q: %d with a body that is not a problem: %s", body, w.Code, w.Body)
-			}
+		if msg := notAnAnswer(w); msg != "" {
+			t.Fatalf("POST %q: %s", body, msg)
 		}
 		if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
 			t.Fatalf("POST %q: %d with Cache-Control %q", body, w.Code, cc)

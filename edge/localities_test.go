@@ -3,7 +3,6 @@ package edge_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -19,30 +18,14 @@ import (
 
 const nearestPath = "/v1/d/small/localities/nearest"
 
-// post sends a body of the content type, with the headers given as name, value pairs, and reads the
-// response whole.
+// post sends a body of the content type (none when empty), with the headers given as name, value
+// pairs, and reads the response whole.
 func (s *testServer) post(tb testing.TB, path, contentType, body string, header ...string) response {
 	tb.Helper()
-	req, err := http.NewRequest("POST", s.URL+path, strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
 	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
+		header = append([]string{"Content-Type", contentType}, header...)
 	}
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return response{resp.StatusCode, resp.Header, b}
+	return s.send(tb, "POST", path, strings.NewReader(body), header...)
 }
 
 // nearestPlace decodes a 200 answer, refusing members the document does not give.
