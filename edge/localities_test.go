@@ -204,7 +204,7 @@ func TestNearestLocalityLogsNoPosition(t *testing.T) {
 }
 
 // TestAnEdgeAnswersTheNearestLocalityItself: the read is a POST, but an edge serves it from its own
-// gazetteer; the primary never sees the position.
+// gazetteer, whatever position of the directory the reader asks for; the primary never sees it.
 func TestAnEdgeAnswersTheNearestLocalityItself(t *testing.T) {
 	var forwarded sync.Map
 	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -212,9 +212,14 @@ func TestAnEdgeAnswersTheNearestLocalityItself(t *testing.T) {
 		w.WriteHeader(http.StatusTeapot)
 	}))
 	t.Cleanup(primary.Close)
-	s := edgeOf(t, primary, edge.Forwarding{})
+	s := edgeOf(t, primary, edge.Forwarding{Positions: &positions{at: 5}})
 	if p := nearestPlace(t, s.post(t, nearestPath, "application/json", `{"latitude":-33.8815,"longitude":151.1966}`)); p.Name != "Ultimo" {
 		t.Errorf("place = %+v", p)
+	}
+	// Its copy is behind the position the reader asks for, but the answer does not come from it.
+	if p := nearestPlace(t, s.post(t, nearestPath, "application/json", `{"latitude":-33.8815,"longitude":151.1966}`,
+		"Directory-Position", "999999")); p.Name != "Ultimo" {
+		t.Errorf("with a position ahead of the copy: %+v", p)
 	}
 	if r := s.post(t, nearestPath, "application/json", `{"latitude":95.5,"longitude":151.1966}`); r.status != http.StatusBadRequest {
 		t.Errorf("a bad position at the edge: %d %s", r.status, r.body)
