@@ -79,7 +79,13 @@ func (s *testServer) get(tb testing.TB, path string, header ...string) response 
 // response whole.
 func (s *testServer) do(tb testing.TB, method, path string, header ...string) response {
 	tb.Helper()
-	req, err := http.NewRequest(method, s.URL+path, nil)
+	return s.send(tb, method, path, nil, header...)
+}
+
+// send is do with a body (nil for none).
+func (s *testServer) send(tb testing.TB, method, path string, body io.Reader, header ...string) response {
+	tb.Helper()
+	req, err := http.NewRequest(method, s.URL+path, body)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -91,11 +97,11 @@ func (s *testServer) do(tb testing.TB, method, path string, header ...string) re
 		tb.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return response{resp.StatusCode, resp.Header, body}
+	return response{resp.StatusCode, resp.Header, b}
 }
 
 func (r response) json(tb testing.TB) map[string]any {

@@ -137,8 +137,8 @@ func (s *Server) forwarding(next http.Handler) http.Handler {
 				return
 			}
 		}
-		// The position means something on a read of a directory only.
-		if v := r.Header.Get(PositionHeader); v != "" && pathDirectory(r.URL.Path) != "" {
+		// The position means something on a read of a directory's copy only.
+		if v := r.Header.Get(PositionHeader); v != "" && pathDirectory(r.URL.Path) != "" && !s.copyFree(r) {
 			pos, lineage, err := ParsePosition(v)
 			if err != nil || pos > MaxPosition {
 				s.error(w, r, dirsvc.InvalidParam(PositionHeader, "want the position a write answered with"))
@@ -151,6 +151,13 @@ func (s *Server) forwarding(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// copyFree reports whether a request is for a read route whose answer does not come from the
+// directory's copy (handleCopyFree).
+func (s *Server) copyFree(r *http.Request) bool {
+	_, pattern := s.mux.Handler(r)
+	return s.copyFreeRoutes[pattern]
 }
 
 // copyAt reports whether the edge's copy of a directory reaches a position in time for the read:

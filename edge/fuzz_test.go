@@ -2,9 +2,11 @@ package edge_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -52,16 +54,71 @@ func FuzzRequest(f *testing.F) {
 		req.RemoteAddr = "192.0.2.1:1234"
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		if w.Code >= 500 {
-			t.Fatalf("GET %s?%s: %d %s", path, query, w.Code, w.Body)
+		if msg := notAnAnswer(w); msg != "" {
+			t.Fatalf("GET %s?%s: %s", path, query, msg)
 		}
-		if w.Code >= 400 {
-			var p struct {
-				Status int    `json:"status"`
-				Code   string `json:"code"`
-			}
-			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || p.Status != w.Code || p.Code == "" {
-				t.Fatalf("GET %s?%s: %d with a body that is not a problem: %s", path, query, w.Code, w.Body)
+	})
+}
+
+// notAnAnswer says what is wrong with an answer to a fuzzed request: a 5xx, or an error whose body
+// is not a problem; "" when nothing is.
+func notAnAnswer(w *httptest.ResponseRecorder) string {
+	if w.Code >= 500 {
+		return fmt.Sprintf("%d %s", w.Code, w.Body)
+	}
+	if w.Code >= 400 {
+		var p struct {
+			Status int    `json:"status"`
+			Code   string `json:"code"`
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || p.Status != w.Code || p.Code == "" {
+			return fmt.Sprintf("%d with a body that is not a problem: %s", w.Code, w.Body)
+		}
+	}
+	return ""
+}
+
+// positionNumber matches the numbers of a nearest-locality body precise enough to be a position.
+var positionNumber = regexp.MustCompile(`-?[0-9]+\.[0-9]{3,}`)
+
+// FuzzNearestLocality sends the nearest-locality read any body: the answer is never a 5xx, an error
+// is always a problem body, and no answer repeats a number of the body precise enough to be a
+// position (a 200's distance has one decimal, its codes none).
+func FuzzNearestLocality(f *testing.F) {
+	s := newTestServer(f, smallFixture(f))
+	h := edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(),
+		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}, Keys: testKeys})
+	for _, c := range badPositions {
+		f.Add(c.body)
+	}
+	for _, seed := range []string{
+		`{"latitude":-33.881537,"longitude":151.196612}`,
+		`{"longitude":174.780123,"latitude":-41.290123}`,
+		`{"latitude":-33.881537e0,"longitude":15119.6612e-2}`,
+		`{"latitude":-0.000,"longitude":-0.0}`,
+		`{"latitude":-33.881537,"longitude":151.196612,}`,
+		`{"latitude":-33.881537,"longitude":[151.196612]}`,
+		`{"latitude":-33.881537,"longitude":{"x":151.196612}}`,
+		`{"latitude":-33.881537,"longitude":151.196612` + strings.Repeat(`,"latitude":1.234567`, 60) + `}`,
+		"{\"latitude\":-33.881537,\"longitude\":151.196612\x00}",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		req := httptest.NewRequest("POST", "http://dirsvc.test"+nearestPath, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.RemoteAddr = "192.0.2.1:1234"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if msg := notAnAnswer(w); msg != "" {
+			t.Fatalf("POST %q: %s", body, msg)
+		}
+		if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
+			t.Fatalf("POST %q: %d with Cache-Control %q", body, w.Code, cc)
+		}
+		for _, n := range positionNumber.FindAllString(body, -1) {
+			if strings.Contains(w.Body.String(), strings.TrimPrefix(n, "-")) {
+				t.Fatalf("POST %q: the answer repeats %s: %s", body, n, w.Body)
 			}
 		}
 	})

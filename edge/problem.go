@@ -42,6 +42,8 @@ var problemKinds = map[string]struct {
 	dirsvc.EInternal:       {http.StatusInternalServerError, "Internal error"},
 	dirsvc.EUnavailable:    {http.StatusServiceUnavailable, "Unavailable"},
 	eMethodNotAllowed:      {http.StatusMethodNotAllowed, "Method not allowed"},
+	eTooLarge:              {http.StatusRequestEntityTooLarge, "Request body too large"},
+	eUnsupportedMedia:      {http.StatusUnsupportedMediaType, "Unsupported media type"},
 }
 
 // ProblemTypeBase prefixes problem type URIs; the code follows it.

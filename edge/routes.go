@@ -23,10 +23,20 @@ func (s *Server) routes() {
 	s.handleExpensive("GET /v1/d/{dir}/search/services", s.handleSearchServices)
 	s.mux.HandleFunc("GET /v1/d/{dir}/developers", s.read(s.handleGetDevelopers))
 	s.mux.HandleFunc("GET /v1/d/{dir}/taxonomy", s.read(s.handleGetTaxonomy))
+	// A read with a body (the position must stay out of URLs and logs): served here, never forwarded.
+	s.handleCopyFree("POST /v1/d/{dir}/localities/nearest", s.read(s.handleNearestLocality))
 	s.mux.HandleFunc("GET /v1/openapi.json", s.read(s.handleGetOpenAPI))
 	s.mux.HandleFunc("GET /oauth/jwks.json", s.read(s.handleGetJWKS)) // JWKSPath
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("/", s.handleNotFound)
+}
+
+// handleCopyFree registers a read route whose answer does not come from the directory's copy (the
+// gazetteer's): an edge serves it whatever position a reader asks for (PositionHeader), so it never
+// sends it to the primary.
+func (s *Server) handleCopyFree(pattern string, h http.HandlerFunc) {
+	s.copyFreeRoutes[pattern] = true
+	s.mux.HandleFunc(pattern, h)
 }
 
 // handleHealth answers a load balancer: the node's role and whether it is healthy (503 when not),

@@ -78,6 +78,9 @@ type Server struct {
 	forward         http.Handler // on an edge, what sends a request to the primary; nil elsewhere
 	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
 	tokenFailures tokenFailures
+	// copyFreeRoutes are the patterns of the read routes whose answer does not come from the
+	// directory's copy (handleCopyFree).
+	copyFreeRoutes map[string]bool
 }
 
 // New returns a Server.
@@ -97,7 +100,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
 		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited),
 		bodies: newBodyCache(), admit: newAdmission(cfg.Admission), expensiveRoutes: map[string]bool{},
-		cursors: newCursorKeys(cfg.CursorSecret)}
+		copyFreeRoutes: map[string]bool{}, cursors: newCursorKeys(cfg.CursorSecret)}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}

@@ -63,7 +63,7 @@ var goTypes = map[string]any{
 	"IdentifiedRecord": edge.IdentifiedRecord{}, "IdentifierSearch": IdentifierSearch{},
 	"Problem": edge.Problem{}, "DeveloperInfo": edge.DeveloperInfo{}, "FHIRInfo": edge.FHIRInfo{},
 	"TokenRequest": TokenRequest{}, "TokenResponse": primary.TokenResponse{}, "OAuthError": primary.OAuthError{},
-	"JWKSet": JWKSet{}, "JWK": JWK{},
+	"JWKSet": JWKSet{}, "JWK": JWK{}, "NearestPlace": edge.NearestPlace{},
 	"SearchResults": edge.SearchResults{}, "SearchInterpretation": edge.SearchInterpretation{},
 	"OrganisationHit": edge.OrganisationHit{}, "ResultCard": dirsvc.ResultCard{}, "CardLocation": dirsvc.CardLocation{},
 	"PractitionerLink": dirsvc.PractitionerLink{}, "SearchFacets": dirsvc.SearchFacets{}, "FacetCount": dirsvc.FacetCount{},

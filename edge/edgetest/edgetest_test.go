@@ -57,7 +57,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 	edgetest.NewChecker(t) // validates the document against the OpenAPI 3.1 schema
 
 	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
-		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy", "searchServices", "getOpenAPI",
+		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy", "searchServices", "getNearestLocality", "getOpenAPI",
 		"requestToken", "getJWKS", "putRecord", "transitionRecord"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
@@ -77,9 +77,9 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 	}
 }
 
-// routePattern matches the patterns registered in edge/routes.go: s.mux.HandleFunc("GET /path", ...)
-// and s.handleExpensive("GET /path", ...).
-var routePattern = regexp.MustCompile(`\.(?:HandleFunc|handleExpensive)\(\s*"(?:([A-Z]+)\s+)?([^"]*)"`)
+// routePattern matches the patterns registered in edge/routes.go: s.mux.HandleFunc("GET /path", ...),
+// s.handleExpensive("GET /path", ...) and s.handleCopyFree("POST /path", ...).
+var routePattern = regexp.MustCompile(`\.(?:HandleFunc|handleExpensive|handleCopyFree)\(\s*"(?:([A-Z]+)\s+)?([^"]*)"`)
 
 // splitPattern splits a net/http route pattern into its method ("" for every method) and path,
 // leaving out a host and writing a trailing wildcard {name...} as {name}.

@@ -1,7 +1,7 @@
 // Package demo generates realistic demo directories of health and human services in the import
 // format (docs/import-format.md): a taxonomy, organisations with their sites, services,
 // practitioners and their roles, senior management and curated collections, for Australia or New
-// Zealand, with localities from the embedded gazetteers.
+// Zealand, with localities from the service's gazetteer (dirsvc.Localities).
 //
 // Generation is deterministic: the same Options give byte-identical output (math/rand/v2 with a PCG
 // source seeded from Options.Seed; no map is ever iterated unsorted). Records are streamed through a

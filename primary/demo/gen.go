@@ -135,7 +135,7 @@ type gen struct {
 
 	// the audience matrix (matrix.go): services restricted so far, and the locality of its records
 	svcMatrixN int
-	matrixHome *Locality
+	matrixHome *dirsvc.Locality
 
 	// the latest live records every audience sees, survivors of merges
 	lastOrg, lastSvc, lastPrac string

@@ -82,7 +82,7 @@ func staffNote(i int, force bool) string {
 // matrixContacts returns a phone and an email for every set of audiences, in the context ctx (who
 // may see the record they belong to), def being the default of the kind of contact; a number every
 // audience sees is one near l.
-func (g *gen) matrixContacts(l *Locality, domain, local string, def, ctx dirsvc.Audiences) []dirsvc.Contact {
+func (g *gen) matrixContacts(l *dirsvc.Locality, domain, local string, def, ctx dirsvc.Audiences) []dirsvc.Contact {
 	var cs []dirsvc.Contact
 	for _, s := range combos {
 		label := "For " + comboWords(s)
@@ -180,7 +180,7 @@ func (g *gen) writeMatrix() {
 			a.Lines[0] = withMarker(g.street(), s)
 			a.Withheld, a.VisibleTo = withheld, s
 			loc := &dirsvc.Location{Meta: dirsvc.Meta{PublicID: id, StaffNotes: staffNote(k, true)},
-				Organisation: org.PublicID, Name: fmt.Sprintf("%s site %d", name, k+1), Address: a, Areas: areasOf(home)}
+				Organisation: org.PublicID, Name: fmt.Sprintf("%s site %d", name, k+1), Address: a, Areas: home.Areas()}
 			if i == 0 && !withheld {
 				loc.Contacts = g.matrixContacts(home, domain, "site", everyone, everyone)
 				loc.Identifiers = g.matrixIdentifiers("site_ref", everyone)
@@ -194,7 +194,7 @@ func (g *gen) writeMatrix() {
 		g.emit(locationLine{"location", &dirsvc.Location{
 			Meta:         dirsvc.Meta{PublicID: g.id("loc_", g.locN, saltLoc), VisibleTo: s, StaffNotes: staffNote(2, true)},
 			Organisation: first.PublicID, Name: withMarker(fmt.Sprintf("%s outreach point %d", home.Name, i+1), s),
-			Address: g.address(home, s, 0), Areas: areasOf(home)}})
+			Address: g.address(home, s, 0), Areas: home.Areas()}})
 		g.locN++
 		g.tombOrgN++
 		hidden := &dirsvc.Organisation{
@@ -203,7 +203,7 @@ func (g *gen) writeMatrix() {
 		g.emit(organisationLine{"organisation", hidden})
 		g.emit(locationLine{"location", &dirsvc.Location{
 			Meta:         dirsvc.Meta{PublicID: g.id("loc_", g.locN, saltLoc), StaffNotes: staffNote(4, true)},
-			Organisation: hidden.PublicID, Name: withMarker(hidden.Name, s), Address: g.address(home, s, 0), Areas: areasOf(home)}})
+			Organisation: hidden.PublicID, Name: withMarker(hidden.Name, s), Address: g.address(home, s, 0), Areas: home.Areas()}})
 		g.locN++
 	}
 	g.matrixPractitioners()
@@ -228,7 +228,7 @@ func (g *gen) matrixLeaders(domain string) []dirsvc.Leader {
 			if k == 1 {
 				// Leaders' contacts default to staff only; those for everyone are written out. They are
 				// marked by who sees them: every holder of the scope when shown to health professionals.
-				local := strings.ToLower(slugify(given) + "." + slugify(family))
+				local := strings.ToLower(dirsvc.Slugify(given) + "." + dirsvc.Slugify(family))
 				email := g.email(local, domain, "", 0, everyone, shown&leaderShown(s))
 				phoneFor := combos[(i+4)%len(combos)]
 				phone := g.phone(dirsvc.ContactPhone, "Direct line", 0, everyone, shown&leaderShown(phoneFor), nil)
@@ -281,7 +281,7 @@ func (g *gen) matrixPractitioners() {
 		pr.Photo += ".jpg"
 		pr.Identifiers = []dirsvc.Identifier{g.localIdentifier("staff_ref", 0, field)}
 		if contacts {
-			pr.Contacts = g.matrixContacts(g.matrixHome, "practitioners.example.org", strings.ToLower(slugify(given)), staffOnly, nameEff)
+			pr.Contacts = g.matrixContacts(g.matrixHome, "practitioners.example.org", strings.ToLower(dirsvc.Slugify(given)), staffOnly, nameEff)
 			pr.Identifiers = append(pr.Identifiers, g.matrixIdentifiers("registry_ref", field)...)
 		}
 		g.emit(practitionerLine{"practitioner", pr})

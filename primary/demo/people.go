@@ -71,7 +71,7 @@ func (g *gen) leadership(orgEff dirsvc.Audiences, full bool, domain string) []di
 			}
 			l.Bio = withMarker(fmt.Sprintf(g.one(leaderBios), given), ctx&l.BioVisibleTo.Or(everyone))
 		}
-		local := strings.ToLower(slugify(given) + "." + slugify(family))
+		local := strings.ToLower(dirsvc.Slugify(given) + "." + dirsvc.Slugify(family))
 		if full || g.chance(0.6) {
 			var vis dirsvc.Audiences
 			if g.chance(0.4) {
@@ -263,7 +263,7 @@ func (g *gen) writePractitioner(p int, domain string, svcs []svcRT) {
 	}
 
 	// Own contacts: staff only unless shown.
-	local := strings.ToLower(slugify(given) + "." + slugify(family))
+	local := strings.ToLower(dirsvc.Slugify(given) + "." + dirsvc.Slugify(family))
 	if feat&pfContactStaff != 0 {
 		pr.Contacts = append(pr.Contacts, g.email(local, domain, "", 0, staffOnly, nameEff))
 		if g.chance(0.5) {

@@ -69,7 +69,7 @@ func (g *gen) writeAU(area, local string) string {
 }
 
 // landline returns a visible geographic number near the locality.
-func (g *gen) landline(l *Locality) string {
+func (g *gen) landline(l *dirsvc.Locality) string {
 	if g.nz {
 		return g.landlineNZ(l.State)
 	}

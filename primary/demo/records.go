@@ -186,7 +186,7 @@ func (g *gen) pickLocality() int {
 // locRT is what the rest of an organisation needs of one of its sites.
 type locRT struct {
 	id      string
-	loc     *Locality
+	loc     *dirsvc.Locality
 	name    string
 	eff     dirsvc.Audiences
 	capable bool // services may be placed here
@@ -202,7 +202,7 @@ type svcRT struct {
 	localTypes []string
 	groups     []string
 	referral   bool
-	loc        *Locality
+	loc        *dirsvc.Locality
 }
 
 func (g *gen) ownership(code string) *dirsvc.Ownership {
@@ -230,7 +230,7 @@ func (g *gen) otherOwnership(o *dirsvc.Ownership) *dirsvc.Ownership {
 	}
 }
 
-func (g *gen) orgName(a *archetype, l *Locality) string {
+func (g *gen) orgName(a *archetype, l *dirsvc.Locality) string {
 	tpl := g.one(a.names)
 	if g.nz && a == &archetypes[archACCHO] {
 		tpl = g.one([]string{"{P} Hauora", "Te Whare Hauora o {L}", "{L} Māori Health Trust"})
@@ -267,14 +267,14 @@ func (g *gen) street() string {
 	return line
 }
 
-func (g *gen) point(l *Locality) *dirsvc.Point {
+func (g *gen) point(l *dirsvc.Locality) *dirsvc.Point {
 	return &dirsvc.Point{
 		Lat: round6(l.Lat + (g.rng.Float64()-0.5)*0.016),
 		Lon: round6(l.Lon + (g.rng.Float64()-0.5)*0.016),
 	}
 }
 
-func (g *gen) address(l *Locality, eff dirsvc.Audiences, withheld dirsvc.Audiences) dirsvc.Address {
+func (g *gen) address(l *dirsvc.Locality, eff dirsvc.Audiences, withheld dirsvc.Audiences) dirsvc.Address {
 	a := dirsvc.Address{Lines: []string{g.street()}, Locality: l.Name, State: l.State, Postcode: l.Postcode,
 		Country: l.Country, Point: g.point(l)}
 	if g.nz {
@@ -452,7 +452,7 @@ func orgKind(o *dirsvc.Ownership) string {
 
 // nearLocality returns a locality close to the i-th (neighbouring in the gazetteer's order, which is
 // by state and postcode), or the i-th itself.
-func (g *gen) nearLocality(i int) *Locality {
+func (g *gen) nearLocality(i int) *dirsvc.Locality {
 	p := g.pool
 	j := min(max(i+g.rng.IntN(41)-20, 0), len(p.locs)-1)
 	if p.locs[j].State != p.locs[i].State {
@@ -477,7 +477,7 @@ func (g *gen) writeTombstoneOrg(st uint8) {
 	g.emit(organisationLine{"organisation", org})
 }
 
-func (g *gen) writeLocation(op *orgPlan, org *dirsvc.Organisation, orgName, domain string, l *Locality,
+func (g *gen) writeLocation(op *orgPlan, org *dirsvc.Organisation, orgName, domain string, l *dirsvc.Locality,
 	feat uint8, st uint8, orgEff dirsvc.Audiences, earlier []locRT) locRT {
 	a := &archetypes[op.arch]
 	id := g.id("loc_", g.locN, saltLoc)
@@ -504,7 +504,7 @@ func (g *gen) writeLocation(op *orgPlan, org *dirsvc.Organisation, orgName, doma
 		Meta:         dirsvc.Meta{PublicID: id, State: stateOf[st], StaffNotes: staffNote(g.locN, false)},
 		Organisation: org.PublicID,
 		Name:         withMarker(name, eff),
-		Areas:        areasOf(l),
+		Areas:        l.Areas(),
 	}
 	if own != everyone && st != stTakedown {
 		loc.VisibleTo = own
@@ -567,7 +567,7 @@ func (g *gen) writeLocation(op *orgPlan, org *dirsvc.Organisation, orgName, doma
 			func() string { return g.landline(l) }))
 	}
 	if g.chance(0.3) {
-		loc.Contacts = append(loc.Contacts, g.email("reception."+cut(slugify(l.Name), 20), domain, "", 0, everyone, eff))
+		loc.Contacts = append(loc.Contacts, g.email("reception."+cut(dirsvc.Slugify(l.Name), 20), domain, "", 0, everyone, eff))
 	}
 	if !g.nz && a.healthy && g.chance(0.15) {
 		g.hpioN++
@@ -700,7 +700,7 @@ func (g *gen) writeService(op *orgPlan, org *dirsvc.Organisation, orgName, domai
 		Organisation: org.PublicID,
 		Location:     loc.id,
 		Name:         withMarker(name, eff),
-		Slug:         cutWords(slugify(tmpl+" "+loc.loc.Name), 31) + "-" + id[len("svc_"):],
+		Slug:         cutWords(dirsvc.Slugify(tmpl+" "+loc.loc.Name), 31) + "-" + id[len("svc_"):],
 		Description:  t.desc,
 		Type:         t.code,
 	}
@@ -774,7 +774,7 @@ func (g *gen) writeService(op *orgPlan, org *dirsvc.Organisation, orgName, domai
 	}
 
 	// Where it serves.
-	areas := areasOf(loc.loc)
+	areas := loc.loc.Areas()
 	switch {
 	case feat&sfWholeCountry != 0:
 		svc.Catchment = []string{"country:" + g.lower}
@@ -808,7 +808,7 @@ func (g *gen) writeService(op *orgPlan, org *dirsvc.Organisation, orgName, domai
 		svc.Identifiers = g.matrixIdentifiers("intake_ref", eff)
 	}
 	if g.chance(0.35) {
-		svc.Website = markURL("https://"+domain+"/services/"+slugify(tmpl), eff)
+		svc.Website = markURL("https://"+domain+"/services/"+dirsvc.Slugify(tmpl), eff)
 	}
 	if g.chance(0.05) {
 		vis := proPartner
@@ -896,7 +896,7 @@ func appendNew(list []string, vs ...string) []string {
 	return list
 }
 
-func (g *gen) serviceContacts(t *ptype, feat uint16, l *Locality, domain string, eff dirsvc.Audiences) []dirsvc.Contact {
+func (g *gen) serviceContacts(t *ptype, feat uint16, l *dirsvc.Locality, domain string, eff dirsvc.Audiences) []dirsvc.Contact {
 	var cs []dirsvc.Contact
 	land := func() string { return g.landline(l) }
 	if feat&sfAllContactKinds != 0 || g.chance(0.85) {

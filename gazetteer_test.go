@@ -1,4 +1,4 @@
-package demo
+package dirsvc
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 const auSourceRows = 18545
 
 // Source rows whose coordinates are unusable (see derive.mjs) and which
-// AULocalities therefore leaves out.
+// Localities therefore leaves out.
 var auNoCoords = []string{
 	"GALLOWAYS HILL 4171 QLD",
 	"ST HELIER 3989 VIC",
@@ -35,10 +35,34 @@ func TestAURawRowCount(t *testing.T) {
 	}
 }
 
+// localitiesOf returns the localities of one country.
+func localitiesOf(country string) []Locality {
+	var locs []Locality
+	for _, l := range Localities() {
+		if l.Country == country {
+			locs = append(locs, l)
+		}
+	}
+	return locs
+}
+
+func TestLocalitiesAreAustraliaThenNewZealand(t *testing.T) {
+	all := Localities()
+	au := len(localitiesOf("AU"))
+	if au+len(localitiesOf("NZ")) != len(all) {
+		t.Fatalf("%d localities, not all AU or NZ", len(all))
+	}
+	for i, l := range all {
+		if want := map[bool]string{true: "AU", false: "NZ"}[i < au]; l.Country != want {
+			t.Fatalf("locality %d %q is of %s, want %s (Australia first)", i, l.Name, l.Country, want)
+		}
+	}
+}
+
 func TestAULocalities(t *testing.T) {
-	locs := AULocalities()
+	locs := localitiesOf("AU")
 	if want := auSourceRows - len(auNoCoords); len(locs) != want {
-		t.Fatalf("len(AULocalities()) = %d, want %d", len(locs), want)
+		t.Fatalf("len(AU localities) = %d, want %d", len(locs), want)
 	}
 	states := map[string]bool{"ACT": true, "NSW": true, "NT": true, "QLD": true, "SA": true, "TAS": true, "VIC": true, "WA": true}
 	perState := map[string]int{}
@@ -80,7 +104,7 @@ func TestAULocalities(t *testing.T) {
 func findAU(t *testing.T, name, postcode string) Locality {
 	t.Helper()
 	var found []Locality
-	for _, l := range AULocalities() {
+	for _, l := range localitiesOf("AU") {
 		if l.Name == name && l.Postcode == postcode {
 			found = append(found, l)
 		}
@@ -114,24 +138,24 @@ func TestAUSpotChecks(t *testing.T) {
 	}
 
 	// The source truncated this PHN name at its comma; derive.mjs restores it.
-	for _, l := range AULocalities() {
+	for _, l := range localitiesOf("AU") {
 		if l.PHN == "PHN306" && l.PHNName != "Central Queensland, Wide Bay, Sunshine Coast" {
 			t.Fatalf("%q: PHN306 name %q", l.Name, l.PHNName)
 		}
 	}
 }
 
-func TestAULocalitiesShared(t *testing.T) {
-	a, b := AULocalities(), AULocalities()
+func TestLocalitiesShared(t *testing.T) {
+	a, b := Localities(), Localities()
 	if &a[0] != &b[0] {
-		t.Error("AULocalities returned different slices on two calls")
+		t.Error("Localities returned different slices on two calls")
 	}
 }
 
 func TestNZLocalities(t *testing.T) {
-	locs := NZLocalities()
+	locs := localitiesOf("NZ")
 	if len(locs) < 35 || len(locs) > 50 {
-		t.Fatalf("len(NZLocalities()) = %d, want about 40", len(locs))
+		t.Fatalf("%d New Zealand localities, want about 40", len(locs))
 	}
 	seen := map[string]bool{}
 	regions := map[string]bool{}
