@@ -572,6 +572,21 @@ func (c *catalog) Taxonomy(context.Context, dirsvc.Audience) (*dirsvc.Published,
 	return nil, dirsvc.ErrNotFound
 }
 
+// CountServices: the conformance catalog counts nothing (it holds no taxonomy).
+func (c *catalog) CountServices(_ context.Context, _ dirsvc.Viewer, cats []dirsvc.CategoryServices) ([]int, error) {
+	return make([]int, len(cats)), nil
+}
+
+// Places: none.
+func (c *catalog) Places(context.Context, dirsvc.Viewer, dirsvc.CategoryServices) ([]dirsvc.PlaceCount, error) {
+	return []dirsvc.PlaceCount{}, nil
+}
+
+// Collections: none.
+func (c *catalog) Collections(context.Context, dirsvc.Audience) ([]dirsvc.CollectionView, error) {
+	return []dirsvc.CollectionView{}, nil
+}
+
 // live adds a live record with its view.
 func (c *catalog) live(t *testing.T, kind dirsvc.Kind, id string, view any, relatedTo ...string) {
 	t.Helper()
