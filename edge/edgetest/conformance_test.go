@@ -43,11 +43,24 @@ type importRecordHead struct {
 	PublicID string      `json:"publicId"`
 }
 
+// categoryList and collectionList are the bodies of the category and collection lists.
+type categoryList struct {
+	Categories []dirsvc.BrowseCategory `json:"categories"`
+}
+
+type collectionList struct {
+	Items []dirsvc.CollectionSummary `json:"items"`
+}
+
 // goTypes are the Go types whose JSON the component schemas describe, by schema name.
 var goTypes = map[string]any{
 	"ImportStats": dirsvc.ImportStats{}, "Transition": transitionBody{}, "ImportRecord": importRecordHead{},
 	"Ref": dirsvc.Ref{}, "CodeLabel": dirsvc.CodeLabel{}, "LocalTypeRef": dirsvc.LocalTypeRef{}, "Taxonomy": dirsvc.TaxonomyView{},
 	"CategoryView": dirsvc.CategoryView{}, "PlatformType": dirsvc.PlatformType{}, "LocalTypeView": dirsvc.LocalTypeView{}, "Term": dirsvc.Term{},
+	"BrowseCategory": dirsvc.BrowseCategory{}, "CategoryType": dirsvc.CategoryType{}, "CategoryDetail": dirsvc.CategoryDetail{},
+	"CategoryList": categoryList{}, "PlaceCount": dirsvc.PlaceCount{}, "CollectionSummary": dirsvc.CollectionSummary{},
+	"CollectionList": collectionList{}, "CollectionDetail": dirsvc.CollectionDetail{}, "SavedSearch": dirsvc.SavedSearch{},
+	"ResultCard": dirsvc.ResultCard{}, "CardLocation": dirsvc.CardLocation{}, "PractitionerLink": dirsvc.PractitionerLink{},
 	"ContactView": dirsvc.ContactView{}, "IdentifierView": dirsvc.IdentifierView{},
 	"AddressView": dirsvc.AddressView{}, "Point": dirsvc.Point{}, "Ownership": dirsvc.Ownership{},
 	"OwnershipCard": dirsvc.OwnershipCard{}, "Interval": dirsvc.Interval{}, "WeeklyHours": dirsvc.WeeklyHours{},

@@ -57,7 +57,8 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 	edgetest.NewChecker(t) // validates the document against the OpenAPI 3.1 schema
 
 	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
-		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy", "getOpenAPI",
+		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy",
+		"listCategories", "getCategory", "listCollections", "getCollection", "getOpenAPI",
 		"requestToken", "getJWKS", "putRecord", "transitionRecord"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
