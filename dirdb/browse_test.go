@@ -198,6 +198,21 @@ func TestCollectionsArePublishedPerAudience(t *testing.T) {
 	if after := rowids(); after != before {
 		t.Errorf("an unchanged import wrote the collections again: rows %s, then %s", before, after)
 	}
+
+	// A file of an earlier version (no collections published) is said stale, and a republish
+	// publishes them.
+	if _, err := db.Exec("DELETE FROM collection_views; UPDATE projection SET version = 3"); err != nil {
+		t.Fatal(err)
+	}
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || !stale {
+		t.Fatalf("a file of version 3 not said stale: %v %v", stale, err)
+	}
+	if st, err := d.Republish(ctx); err != nil || st.Events != 0 {
+		t.Fatalf("republish: %+v, %v", st, err)
+	}
+	if got := slugs(dirsvc.Public); !slices.Equal(got, all) {
+		t.Errorf("the public's collections after the republish: %v", got)
+	}
 	// An import without collections unpublishes them all.
 	MustImport(t, s, readFixture(t))
 	if got := slugs(dirsvc.Professional); len(got) != 0 {
