@@ -122,8 +122,8 @@ type Browser interface {
 }
 
 // CollectionView is a collection as published for the audiences that may see it
-// (ProjectCollection): drafts are never published; its dates are kept, as whether it shows
-// depends on the day it is read.
+// (ProjectCollection): drafts and collections that ended are never published; its dates are kept,
+// as whether it shows depends on the day it is read.
 type CollectionView struct {
 	Slug        string   `json:"slug"`
 	Title       string   `json:"title"`
@@ -141,10 +141,12 @@ func (c *CollectionView) Current(today string) bool {
 	return (c.StartDate == "" || c.StartDate <= today) && currentOn(c.EndDate, today)
 }
 
-// ProjectCollection returns the collection as audience a sees it, or nil for a draft or a
-// collection for other audiences.
-func ProjectCollection(c *Collection, a Audience) *CollectionView {
-	if c.Draft || !c.VisibleTo.Has(a) {
+// ProjectCollection returns the collection as audience a sees it, published on the date today
+// (YYYY-MM-DD in the directory's time zone); nil for a draft, a collection for other audiences, or
+// one that ended before today, which never shows again. A collection that starts later is
+// published, so that every copy shows it from its start date without publishing again.
+func ProjectCollection(c *Collection, a Audience, today string) *CollectionView {
+	if c.Draft || !c.VisibleTo.Has(a) || !currentOn(c.EndDate, today) {
 		return nil
 	}
 	return &CollectionView{Slug: c.Slug, Title: c.Title, Description: c.Description, Home: c.Home,

@@ -12,14 +12,17 @@ import (
 // and it is current from its start date to its end date, both included.
 func TestCollectionProjection(t *testing.T) {
 	pro := dirsvc.AudiencesOf(dirsvc.Professional)
-	if v := dirsvc.ProjectCollection(&dirsvc.Collection{Slug: "d", Draft: true, VisibleTo: dirsvc.Everyone}, dirsvc.Professional); v != nil {
+	if v := dirsvc.ProjectCollection(&dirsvc.Collection{Slug: "d", Draft: true, VisibleTo: dirsvc.Everyone}, dirsvc.Professional, "2025-06-01"); v != nil {
 		t.Errorf("a draft is published: %+v", v)
 	}
 	c := &dirsvc.Collection{Slug: "p", Title: "For GPs", VisibleTo: pro, StartDate: "2026-01-01", EndDate: "2026-01-31", Services: []string{"svc_a"}}
-	if v := dirsvc.ProjectCollection(c, dirsvc.Public); v != nil {
+	if v := dirsvc.ProjectCollection(c, dirsvc.Public, "2025-06-01"); v != nil {
 		t.Errorf("the professionals' collection is published to the public: %+v", v)
 	}
-	v := dirsvc.ProjectCollection(c, dirsvc.Professional)
+	if v := dirsvc.ProjectCollection(c, dirsvc.Professional, "2026-02-01"); v != nil {
+		t.Errorf("a collection that ended is published: %+v", v)
+	}
+	v := dirsvc.ProjectCollection(c, dirsvc.Professional, "2025-06-01")
 	if v == nil || v.Title != "For GPs" || len(v.Services) != 1 {
 		t.Fatalf("the professionals' collection: %+v", v)
 	}

@@ -158,14 +158,14 @@ type collectionRow struct {
 	viewRow
 }
 
-// putCollections publishes each collection to the audiences that may see it (drafts to none),
-// when that differs from what is published.
-func (w *writeTx) putCollections(cols []dirsvc.Collection) error {
+// putCollections publishes each collection to the audiences that may see it (drafts and those that
+// ended before today to none), when that differs from what is published.
+func (w *writeTx) putCollections(cols []dirsvc.Collection, today string) error {
 	var rows []collectionRow
 	for i := range cols {
 		var views []viewRow
 		for _, a := range dirsvc.ServedAudiences {
-			v := dirsvc.ProjectCollection(&cols[i], a)
+			v := dirsvc.ProjectCollection(&cols[i], a, today)
 			if v == nil {
 				continue
 			}

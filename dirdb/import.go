@@ -45,7 +45,7 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
 	if err := w.putTaxonomy(&snap.Taxonomy); err != nil {
 		return err
 	}
-	if err := w.putCollections(snap.Collections); err != nil {
+	if err := w.putCollections(snap.Collections, dirsvc.Today(w.now, snap.Directory.TimeZone)); err != nil {
 		return err
 	}
 	// Every view is made now, by the current rules.

@@ -177,12 +177,16 @@ func slugsOf(tb testing.TB, r response) []string {
 // tier, or one outside its dates, counted in the directory's time zone; home=true keeps the home
 // page's; any other parameter or value is a 400 naming it.
 func TestCollectionList(t *testing.T) {
-	// 14:30 UTC on 31 May 2020 is already 1 June in Sydney, the directory's zone: winter-2020 has
-	// started there.
-	at := time.Date(2020, 5, 31, 14, 30, 0, 0, time.UTC)
+	// 13:30 UTC on 31 December 2098 is already 1 January 2099 in Sydney, the directory's zone:
+	// from-2099 has started there; an hour before, it had not.
+	at := time.Date(2098, 12, 31, 12, 30, 0, 0, time.UTC)
 	s := newTestServerWith(t, func(c *edge.Config) { c.Now = func() time.Time { return at } }, browseFixture(t))
-	if got, want := slugsOf(t, s.get(t, "/v1/d/small/collections")), []string{"care-near-you", "counselling", "winter-2020"}; !slices.Equal(got, want) {
-		t.Errorf("on 1 June 2020 in Sydney: %v, want %v", got, want)
+	if got, want := slugsOf(t, s.get(t, "/v1/d/small/collections")), []string{"care-near-you", "counselling"}; !slices.Equal(got, want) {
+		t.Errorf("at 23:30 on 31 December 2098 in Sydney: %v, want %v", got, want)
+	}
+	at = at.Add(time.Hour)
+	if got, want := slugsOf(t, s.get(t, "/v1/d/small/collections")), []string{"care-near-you", "counselling", "from-2099"}; !slices.Equal(got, want) {
+		t.Errorf("at 00:30 on 1 January 2099 in Sydney: %v, want %v", got, want)
 	}
 	at = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
 	anon := s.get(t, "/v1/d/small/collections")

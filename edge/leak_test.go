@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/primary"
@@ -121,13 +123,31 @@ func closeAndMerge(tb testing.TB, s *testServer, slug string, snap *dirsvc.Snaps
 
 // scanBrowse reads the categories and collections of a demo directory as the public, each category
 // and each collection the directory holds, hidden ones included: those hidden from the public must
-// answer exactly as missing ones, and no answer may hold a canary the public may not see.
+// answer exactly as missing ones, and no answer may hold a canary the public may not see. A
+// collection that starts later carries no marker (it is published for everyone), so it is looked
+// for by slug: it must be in no list and answer as a missing one.
 func scanBrowse(t *testing.T, slug string, snap *dirsvc.Snapshot, scan func(string) response) {
 	t.Helper()
 	base := "/v1/d/" + slug
+	today := dirsvc.Today(time.Now(), snap.Directory.TimeZone)
+	var later []string
+	for _, c := range snap.Collections {
+		if c.StartDate > today {
+			later = append(later, c.Slug)
+		}
+	}
+	if len(later) == 0 {
+		t.Errorf("%s holds no collection that starts later", slug)
+	}
 	for _, p := range []string{"/categories", "/collections", "/collections?home=true"} {
-		if r := scan(base + p); r.status != http.StatusOK {
+		r := scan(base + p)
+		if r.status != http.StatusOK {
 			t.Errorf("GET %s%s: %d", base, p, r.status)
+		}
+		for _, s := range later {
+			if bytes.Contains(r.body, []byte(`"`+s+`"`)) {
+				t.Errorf("GET %s%s shows %s before its start date", base, p, s)
+			}
 		}
 	}
 	shown := map[int]int{}
@@ -143,7 +163,7 @@ func scanBrowse(t *testing.T, slug string, snap *dirsvc.Snapshot, scan func(stri
 	for _, c := range snap.Collections {
 		r := scan(base + "/collections/" + c.Slug)
 		shown[r.status]++
-		if r.status == http.StatusNotFound && r.wire() != missing {
+		if (r.status == http.StatusNotFound || slices.Contains(later, c.Slug)) && r.wire() != missing {
 			t.Errorf("the hidden collection %s answers differently from a missing one:\n%s", c.Slug, r.wire())
 		}
 	}
