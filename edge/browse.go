@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -47,29 +48,54 @@ func browseCategories(ctx context.Context, dir dirsvc.DirectoryReader, v dirsvc.
 	return cats, finds, nil
 }
 
+// browse is a browse read under way: its query, who reads, and the directory read.
+type browse struct {
+	q      query
+	viewer dirsvc.Viewer
+	dir    dirsvc.DirectoryReader
+	info   *dirsvc.Directory
+}
+
+// startBrowse reads a browse request's query against the parameters it accepts, the caller (a client
+// needs search:read) and the directory of its path.
+func (s *Server) startBrowse(r *http.Request, accepts ...param) (*browse, error) {
+	q, err := readQuery(r, accepts...)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.viewer(r, dirsvc.ScopeSearchRead)
+	if err != nil {
+		return nil, err
+	}
+	dir, info, err := s.directory(r.Context(), r.PathValue("dir"))
+	if err != nil {
+		return nil, err
+	}
+	return &browse{q: q, viewer: v, dir: dir, info: info}, nil
+}
+
+// browseError answers a failed browse read. Not found (a directory, category or collection missing
+// or hidden) is cached as a missing record's answer is; every other error as the error says.
+func (s *Server) browseError(w http.ResponseWriter, r *http.Request, err error) {
+	if dirsvc.ErrorCode(err) == dirsvc.ENotFound {
+		s.cacheFor(w, r)
+	}
+	s.error(w, r, err)
+}
+
 // handleListCategories answers the categories the caller's tier sees, with their types and counts.
 func (s *Server) handleListCategories(w http.ResponseWriter, r *http.Request) {
-	if _, err := readQuery(r); err != nil {
-		s.error(w, r, err)
+	b, err := s.startBrowse(r)
+	if err != nil {
+		s.browseError(w, r, err)
 		return
 	}
-	viewer, err := s.viewer(r, dirsvc.ScopeSearchRead)
+	cats, _, err := browseCategories(r.Context(), b.dir, b.viewer)
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	dir, _, err := s.directory(r.Context(), r.PathValue("dir"))
-	if err != nil {
-		s.cacheFor(w, r)
-		s.error(w, r, err)
-		return
-	}
-	cats, _, err := browseCategories(r.Context(), dir, viewer)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.writeBrowse(w, r, viewer.Audience, struct {
+	s.writeBrowse(w, r, b.viewer.Audience, struct {
 		Categories []dirsvc.BrowseCategory `json:"categories"`
 	}{cats}, dirTag(r, "taxonomy"), countTag(r))
 }
@@ -78,36 +104,26 @@ func (s *Server) handleListCategories(w http.ResponseWriter, r *http.Request) {
 // most of its services. A category the caller's tier does not see answers exactly as a missing
 // one.
 func (s *Server) handleGetCategory(w http.ResponseWriter, r *http.Request) {
-	if _, err := readQuery(r); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	viewer, err := s.viewer(r, dirsvc.ScopeSearchRead)
+	b, err := s.startBrowse(r)
 	if err != nil {
-		s.error(w, r, err)
+		s.browseError(w, r, err)
 		return
 	}
-	detail, err := s.category(r, viewer)
+	detail, err := b.category(r.Context(), r.PathValue("code"))
 	if err != nil {
-		s.cacheFor(w, r)
-		s.error(w, r, err)
+		s.browseError(w, r, err)
 		return
 	}
-	s.writeBrowse(w, r, viewer.Audience, detail, dirTag(r, "taxonomy"), countTag(r))
+	s.writeBrowse(w, r, b.viewer.Audience, detail, dirTag(r, "taxonomy"), countTag(r))
 }
 
-// category reads the category of the request's path as the viewer finds it; not found when the
-// directory or the category is missing or hidden from the viewer's tier.
-func (s *Server) category(r *http.Request, v dirsvc.Viewer) (*dirsvc.CategoryDetail, error) {
-	ctx, code := r.Context(), r.PathValue("code")
-	dir, _, err := s.directory(ctx, r.PathValue("dir"))
-	if err != nil {
-		return nil, err
-	}
+// category reads the category with the code as the viewer finds it; not found when it is missing
+// or hidden from the viewer's tier.
+func (b *browse) category(ctx context.Context, code string) (*dirsvc.CategoryDetail, error) {
 	if !dirsvc.ValidCode(code) {
 		return nil, dirsvc.ErrNotFound
 	}
-	cats, finds, err := browseCategories(ctx, dir, v)
+	cats, finds, err := browseCategories(ctx, b.dir, b.viewer)
 	if err != nil {
 		return nil, err
 	}
@@ -115,49 +131,38 @@ func (s *Server) category(r *http.Request, v dirsvc.Viewer) (*dirsvc.CategoryDet
 	if i < 0 {
 		return nil, dirsvc.ErrNotFound
 	}
-	places, err := dir.Places(ctx, v, finds[i])
+	places, err := b.dir.Places(ctx, b.viewer, finds[i])
 	if err != nil {
 		return nil, err
 	}
 	return &dirsvc.CategoryDetail{BrowseCategory: cats[i], Places: places}, nil
 }
 
-// currentCollections returns the collections the viewer's tier sees that are current today in the
-// directory's time zone.
-func (s *Server) currentCollections(ctx context.Context, dir dirsvc.DirectoryReader, info *dirsvc.Directory, a dirsvc.Audience) ([]dirsvc.CollectionView, error) {
-	cols, err := dir.Collections(ctx, a)
+// currentCollections returns the collections the viewer's tier sees that are current on the date
+// now in the directory's time zone.
+func (b *browse) currentCollections(ctx context.Context, now time.Time) ([]dirsvc.CollectionView, error) {
+	cols, err := b.dir.Collections(ctx, b.viewer.Audience)
 	if err != nil {
 		return nil, err
 	}
-	today := dirsvc.Today(s.cfg.Now(), info.TimeZone)
+	today := dirsvc.Today(now, b.info.TimeZone)
 	return slices.DeleteFunc(cols, func(c dirsvc.CollectionView) bool { return !c.Current(today) }), nil
 }
 
 // handleListCollections answers the collections the caller's tier sees today; home=true keeps those
 // chosen for the home page.
 func (s *Server) handleListCollections(w http.ResponseWriter, r *http.Request) {
-	q, err := readQuery(r, homeParam)
+	b, err := s.startBrowse(r, homeParam)
+	if err != nil {
+		s.browseError(w, r, err)
+		return
+	}
+	home, err := b.q.oneOf("home", "true")
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
-	home, err := q.oneOf("home", "true")
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	viewer, err := s.viewer(r, dirsvc.ScopeSearchRead)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	dir, info, err := s.directory(r.Context(), r.PathValue("dir"))
-	if err != nil {
-		s.cacheFor(w, r)
-		s.error(w, r, err)
-		return
-	}
-	cols, err := s.currentCollections(r.Context(), dir, info, viewer.Audience)
+	cols, err := b.currentCollections(r.Context(), s.cfg.Now())
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -168,7 +173,7 @@ func (s *Server) handleListCollections(w http.ResponseWriter, r *http.Request) {
 			items = append(items, cols[i].Summary())
 		}
 	}
-	s.writeBrowse(w, r, viewer.Audience, struct {
+	s.writeBrowse(w, r, b.viewer.Audience, struct {
 		Items []dirsvc.CollectionSummary `json:"items"`
 	}{items}, dirTag(r, "collections"))
 }
@@ -177,58 +182,48 @@ func (s *Server) handleListCollections(w http.ResponseWriter, r *http.Request) {
 var collectionSlugRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$`)
 
 // handleGetCollection answers a collection the caller's tier sees today: its saved search and its
-// picked services as result cards at the caller's tier, those the caller does not see left out.
+// picked services as result cards at the caller's tier, those the caller does not see left out. An
+// answer whose cards carry an address names the directory's address attribution.
 func (s *Server) handleGetCollection(w http.ResponseWriter, r *http.Request) {
-	if _, err := readQuery(r); err != nil {
-		s.error(w, r, err)
+	b, err := s.startBrowse(r)
+	if err != nil {
+		s.browseError(w, r, err)
 		return
 	}
-	viewer, err := s.viewer(r, dirsvc.ScopeSearchRead)
+	detail, err := s.collection(r.Context(), b, r.PathValue("slug"))
 	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	detail, info, err := s.collection(r, viewer)
-	if err != nil {
-		s.cacheFor(w, r)
-		s.error(w, r, err)
+		s.browseError(w, r, err)
 		return
 	}
 	for _, c := range detail.Services {
 		if c.Location != nil && c.Location.Address != nil {
-			setAttribution(w.Header(), info.Attribution)
+			setAttribution(w.Header(), b.info.Attribution)
 			break
 		}
 	}
-	s.writeBrowse(w, r, viewer.Audience, detail, dirTag(r, "collections"))
+	s.writeBrowse(w, r, b.viewer.Audience, detail, dirTag(r, "collections"))
 }
 
-// collection reads the collection of the request's path as the viewer sees it, and the directory's
-// description; not found when the directory or the collection is missing, a draft, for other
-// audiences or outside its dates.
-func (s *Server) collection(r *http.Request, v dirsvc.Viewer) (*dirsvc.CollectionDetail, *dirsvc.Directory, error) {
-	ctx, slug := r.Context(), r.PathValue("slug")
-	dir, info, err := s.directory(ctx, r.PathValue("dir"))
-	if err != nil {
-		return nil, nil, err
-	}
+// collection reads the collection with the slug as the viewer sees it; not found when it is
+// missing, a draft, for other audiences or outside its dates.
+func (s *Server) collection(ctx context.Context, b *browse, slug string) (*dirsvc.CollectionDetail, error) {
 	if !collectionSlugRE.MatchString(slug) {
-		return nil, nil, dirsvc.ErrNotFound
+		return nil, dirsvc.ErrNotFound
 	}
-	cols, err := s.currentCollections(ctx, dir, info, v.Audience)
+	cols, err := b.currentCollections(ctx, s.cfg.Now())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	i := slices.IndexFunc(cols, func(c dirsvc.CollectionView) bool { return c.Slug == slug })
 	if i < 0 {
-		return nil, nil, dirsvc.ErrNotFound
+		return nil, dirsvc.ErrNotFound
 	}
-	cards, err := s.cards(ctx, dir, v, cols[i].Services)
+	cards, err := s.cards(ctx, b.dir, b.viewer, cols[i].Services)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	return &dirsvc.CollectionDetail{CollectionSummary: cols[i].Summary(),
-		Search: dirsvc.SavedSearchOf(r.PathValue("dir"), cols[i].Search), Services: cards}, info, nil
+		Search: dirsvc.SavedSearchOf(b.info.Slug, cols[i].Search), Services: cards}, nil
 }
 
 // writeBrowse writes a body composed at read time for audience a, with the cache tags of an
