@@ -22,8 +22,8 @@ var homeParam = param{name: "home"}
 func countTag(r *http.Request) string { return "cat:" + r.PathValue("dir") }
 
 // browseCategories returns the categories the viewer's tier sees (dirsvc.ProjectTaxonomy: hidden
-// ones, and those left with no type the tier sees, are left out), each with how many services the
-// viewer finds in it, and what each finds.
+// ones, and those left with no type the tier sees, are left out), counts not yet filled, and what
+// each finds.
 func browseCategories(ctx context.Context, dir dirsvc.DirectoryReader, v dirsvc.Viewer) ([]dirsvc.BrowseCategory, []dirsvc.CategoryServices, error) {
 	p, err := dir.Taxonomy(ctx, v.Audience)
 	if err != nil {
@@ -37,15 +37,19 @@ func browseCategories(ctx context.Context, dir dirsvc.DirectoryReader, v dirsvc.
 	for i, c := range tax.Categories {
 		finds[i] = dirsvc.ServicesOf(c)
 	}
-	counts, err := dir.CountServices(ctx, v, finds)
+	return dirsvc.BrowseCategories(tax), finds, nil
+}
+
+// count fills in how many services the viewer finds in each of cats, which finds says.
+func (b *browse) count(ctx context.Context, cats []dirsvc.BrowseCategory, finds []dirsvc.CategoryServices) error {
+	counts, err := b.dir.CountServices(ctx, b.viewer, finds)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	cats := dirsvc.BrowseCategories(tax)
 	for i := range cats {
 		cats[i].Count = counts[i]
 	}
-	return cats, finds, nil
+	return nil
 }
 
 // browse is a browse read under way: its query, who reads, and the directory read.
@@ -90,7 +94,10 @@ func (s *Server) handleListCategories(w http.ResponseWriter, r *http.Request) {
 		s.browseError(w, r, err)
 		return
 	}
-	cats, _, err := browseCategories(r.Context(), b.dir, b.viewer)
+	cats, finds, err := browseCategories(r.Context(), b.dir, b.viewer)
+	if err == nil {
+		err = b.count(r.Context(), cats, finds)
+	}
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -130,6 +137,9 @@ func (b *browse) category(ctx context.Context, code string) (*dirsvc.CategoryDet
 	i := slices.IndexFunc(cats, func(c dirsvc.BrowseCategory) bool { return c.Code == code })
 	if i < 0 {
 		return nil, dirsvc.ErrNotFound
+	}
+	if err := b.count(ctx, cats[i:i+1], finds[i:i+1]); err != nil {
+		return nil, err
 	}
 	places, err := b.dir.Places(ctx, b.viewer, finds[i])
 	if err != nil {
