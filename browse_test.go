@@ -1,9 +1,7 @@
 package dirsvc_test
 
 import (
-	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -54,18 +52,5 @@ func TestBrowseCategories(t *testing.T) {
 	}
 	if len(got) != 1 || got[0].Icon != dirsvc.DefaultIcon || len(got[0].Types) != 2 || got[0].Types[0] != want[0] || got[0].Types[1] != want[1] {
 		t.Errorf("categories: %+v", got)
-	}
-}
-
-// TestShortDescription: a card's description is cut at a word, within the bound, with an ellipsis.
-func TestShortDescription(t *testing.T) {
-	if got := dirsvc.ShortDescription("Short."); got != "Short." {
-		t.Errorf("a short description changed: %q", got)
-	}
-	long := strings.Repeat("Ngā mihi nui ", 40)
-	got := dirsvc.ShortDescription(long)
-	if n := utf8.RuneCountInString(got); n > dirsvc.MaxCardDescription || !strings.HasSuffix(got, "…") ||
-		!strings.HasPrefix(long, strings.TrimSuffix(got, "…")) || strings.HasSuffix(got, " …") || !utf8.ValidString(got) {
-		t.Errorf("cut to %d characters: %q", n, got)
 	}
 }

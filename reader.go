@@ -50,6 +50,10 @@ type DirectoryReader interface {
 	Identified(ctx context.Context, v Viewer, system, value string) ([]string, error)
 	// Leadership returns an organisation's stored leadership view; ErrNotFound when it has none.
 	Leadership(ctx context.Context, orgID string) (*Published, error)
+	// SearchServices finds the services visible to the viewer and inside its narrowing that match
+	// the query: a page of them, their total and their facets. A word, value or position hidden from
+	// the viewer's audience finds, counts and ranks nothing.
+	SearchServices(ctx context.Context, v Viewer, q SearchQuery) (SearchResult, error)
 	// Taxonomy returns the directory's taxonomy as audience a sees it (ProjectTaxonomy); ErrNotFound
 	// when the directory was never imported.
 	Taxonomy(ctx context.Context, a Audience) (*Published, error)

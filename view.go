@@ -1,9 +1,6 @@
 package dirsvc
 
-import (
-	"strings"
-	"time"
-)
+import "time"
 
 // The views below are what an audience may see of each record: the output of the projection gate and
 // the only shapes that reach the wire, the feed, webhooks, exports and FHIR. Fields documented as
@@ -225,87 +222,4 @@ type LocalTypeView struct {
 	Label   string   `json:"label"`
 	Icon    string   `json:"icon,omitempty"`
 	Refines []string `json:"refines,omitempty"`
-}
-
-// ResultCard is a service as a result card at the caller's tier: what a collection shows of each
-// picked service, and what search results will show (section 2.1 of the specification names its
-// fields for search cards). The page cards of locations and organisations are the smaller
-// ServiceCard. Every field comes from views the caller's tier receives (the service's, its site's,
-// its organisation's, and its practitioners' and roles'), so a card shows nothing its reader could
-// not read on the records themselves.
-type ResultCard struct {
-	PublicID            string         `json:"publicId"`
-	Slug                string         `json:"slug"`
-	Name                string         `json:"name"`
-	Description         string         `json:"description,omitempty"` // shortened to ShortDescription
-	Organisation        Ref            `json:"organisation"`
-	Location            *CardLocation  `json:"location"` // null when the service has no site the caller sees
-	TypeDisplay         string         `json:"typeDisplay"`
-	PlatformTypeDisplay string         `json:"platformTypeDisplay"`
-	LocalType           *LocalTypeRef  `json:"localType,omitempty"`
-	Specialties         []LocalTypeRef `json:"specialties,omitempty"`
-	CategoryCode        *string        `json:"categoryCode"`
-	CategoryIcon        string         `json:"categoryIcon"`
-	Ownership           *OwnershipCard `json:"ownership,omitempty"`
-	// PractitionerLinks are the practitioners with an active role at the service whose name the
-	// caller may see; never one whose name is hidden from the caller's tier.
-	PractitionerLinks []PractitionerLink `json:"practitionerLinks"`
-	// Distance (kilometres from the searched place) and OpenStatus are filled by search.
-	Distance   *float64    `json:"distance,omitempty"`
-	OpenStatus *OpenStatus `json:"openStatus,omitempty"`
-}
-
-// CardLocation is the site of a result card, as an organisation page shows its sites.
-type CardLocation struct {
-	PublicID        string   `json:"publicId"`
-	Name            string   `json:"name"`
-	Area            string   `json:"area"`
-	Address         []string `json:"address"` // display lines, or null when withheld
-	AddressWithheld bool     `json:"addressWithheld"`
-	Point           *Point   `json:"point"` // null when withheld
-}
-
-// PractitionerLink names a practitioner on a result card, with the title of their role there.
-type PractitionerLink struct {
-	PublicID string `json:"publicId"`
-	Name     string `json:"name"`
-	Role     string `json:"roleTitle"`
-}
-
-// MaxCardDescription bounds the description of a result card, in characters.
-const MaxCardDescription = 200
-
-// ShortDescription returns the description cut to at most MaxCardDescription characters, at a word
-// boundary where there is one, with an ellipsis when cut.
-func ShortDescription(s string) string {
-	r := []rune(s)
-	if len(r) <= MaxCardDescription {
-		return s
-	}
-	cut := string(r[:MaxCardDescription-1])
-	if i := strings.LastIndexAny(cut, " \t\n"); i > MaxCardDescription/2 {
-		cut = cut[:i]
-	}
-	return strings.TrimRight(cut, " \t\n,.;:") + "…"
-}
-
-// NewResultCard returns the card of a service view (sv) with its site's view (lv, nil when the
-// caller does not see one) and the practitioner links; the organisation is named as the service
-// view names it.
-func NewResultCard(sv *ServiceView, lv *LocationView, links []PractitionerLink) ResultCard {
-	c := ResultCard{PublicID: sv.PublicID, Slug: sv.Slug, Name: sv.Name, Description: ShortDescription(sv.Description),
-		Organisation: sv.Organisation, TypeDisplay: sv.TypeDisplay, PlatformTypeDisplay: sv.PlatformTypeDisplay,
-		LocalType: sv.LocalType, Specialties: sv.Specialties, CategoryCode: sv.CategoryCode,
-		CategoryIcon: sv.CategoryIcon, Ownership: sv.Ownership, PractitionerLinks: links}
-	if c.CategoryIcon == "" {
-		c.CategoryIcon = DefaultIcon
-	}
-	if c.PractitionerLinks == nil {
-		c.PractitionerLinks = []PractitionerLink{}
-	}
-	if lv != nil {
-		c.Location = &CardLocation{PublicID: lv.PublicID, Name: lv.Name, Area: lv.Area,
-			Address: AddressLines(lv.Address), AddressWithheld: lv.AddressWithheld, Point: lv.Point}
-	}
-	return c
 }

@@ -36,6 +36,7 @@ type Directory struct {
 	records *recordReaders // single record reads, on connections of readers kept for them
 	lists   stmtCache      // statements of list queries, by text
 	cache   *viewCache
+	search  searchIndex // the search documents, in memory
 
 	wmu    sync.Mutex // serialises writes across both files
 	writer *sql.DB    // directory.db

@@ -9,7 +9,7 @@ import (
 
 // listKey is a row of list_keys: a key a record is found by, and the audiences whose view carries it.
 // The keys are those of schema/directory/0002_list_keys.sql and, for site:, 0005_list_plans.sql (tc:
-// 0006, lt: 0009), which fill the table from published views the same way (a test holds them to the
+// 0006, lt: 0010), which fill the table from published views the same way (a test holds them to the
 // same result).
 type listKey struct {
 	key       string

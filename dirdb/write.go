@@ -27,6 +27,9 @@ type writeTx struct {
 	placing         map[string]bool
 	placingServices []string
 	placeAll        bool // so many are touched that every record's keys are made anew
+	// The records whose publication changed, for the search documents they bear on (searchwrite.go).
+	searching map[string]bool
+	searchAll bool // so many that every service's documents are made anew
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -75,6 +78,9 @@ func (d *Directory) write(ctx context.Context, fn func(w *writeTx) error) (dirsv
 		return dirsvc.ImportStats{}, err
 	}
 	if err := w.refreshNarrowing(); err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	if err := w.refreshSearch(); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
 	if err := pubTx.Commit(); err != nil {
@@ -144,6 +150,7 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 		return fmt.Errorf("publish %s: %w", id, err)
 	}
 	w.touched(r.kind, id, p.prevRefs, r.refs)
+	w.touchedSearch(r.kind, id, p.prevRefs, r.refs)
 	if !p.isNew {
 		if err := w.exec(w.pub, "DELETE FROM projections WHERE public_id = ?", id); err != nil {
 			return fmt.Errorf("publish %s: %w", id, err)

@@ -228,7 +228,8 @@ func (s *Server) collection(ctx context.Context, b *browse, slug string) (*dirsv
 	if i < 0 {
 		return nil, dirsvc.ErrNotFound
 	}
-	cards, err := s.cards(ctx, b.dir, b.viewer, cols[i].Services)
+	rd := &reading{dir: b.dir, info: b.info, viewer: b.viewer}
+	cards, err := s.cards(ctx, rd, cols[i].Services, s.cfg.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -245,7 +245,7 @@ func TestCollectionDetail(t *testing.T) {
 		gp.TypeDisplay != "Women's health GP" || gp.PlatformTypeDisplay != "General practice" || gp.LocalType == nil {
 		t.Errorf("svc_gp's card: %+v", gp)
 	}
-	if !slices.Equal(gp.PractitionerLinks, []dirsvc.PractitionerLink{{PublicID: "prac_jo", Name: "Dr Jo Lee", Role: "General practitioner"}}) {
+	if !slices.Equal(gp.PractitionerLinks, []dirsvc.PractitionerLink{{PublicID: "prac_jo", Name: "Dr Jo Lee", Title: "General practitioner"}}) {
 		t.Errorf("svc_gp's practitioners for the public: %+v", gp.PractitionerLinks)
 	}
 	if l := refuge.Location; l == nil || l.Address != nil || !l.AddressWithheld || l.Point != nil || l.Area == "" {

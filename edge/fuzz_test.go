@@ -43,6 +43,10 @@ func FuzzRequest(f *testing.F) {
 		{"/v1/d/small/collections", "home=1&home=true"},
 		{"/v1/d/small/collections/care-near-you", ""},
 		{"/v1/d/small/collections/%E2%80%AE", ""},
+		{"/v1/d/small/search/services", "q=gp+ultimo&near=-33.88,151.2&radiusKm=2000&sort=distance&limit=100&offset=10000"},
+		{"/v1/d/small/search/services", "q=%22%2A%5E(OR)+NEAR/2+-x&type=gp,dentist&category=primary_care&cost=free&group=organisation"},
+		{"/v1/d/small/search/services", "openNow=true&openOn=weekdays&openFrom=23:59&openTo=24:00&afterHours=true&publicHolidays=true"},
+		{"/v1/d/small/search/services", "postcode=2000&includeCatchment=false&area=country:au&referral=self&appointment=required&spell=off"},
 	} {
 		f.Add(seed.path, seed.query)
 	}

@@ -3,6 +3,7 @@ package edge_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -69,6 +70,17 @@ func TestPublicOutputsOfTheDemoLeakNothing(t *testing.T) {
 			t.Errorf("the taxonomy of %s: %d", slug, r.status)
 		}
 		scanBrowse(t, slug, snap, scan)
+		for _, q := range []string{"", "&group=organisation", "&q=health&sort=name"} {
+			for off := 0; ; off += 100 {
+				r := scan(fmt.Sprintf("/v1/d/%s/search/services?limit=100&offset=%d%s", slug, off, q))
+				if r.status != http.StatusOK {
+					t.Fatalf("search of %s: %d %s", slug, r.status, r.body)
+				}
+				if off+100 >= int(r.json(t)["total"].(float64)) {
+					break
+				}
+			}
+		}
 		for _, rec := range snap.Records {
 			p, ok := paths[rec.Kind()]
 			if !ok {

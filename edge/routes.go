@@ -20,6 +20,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/d/{dir}/practitioners/{publicId}", s.read(s.handleGetPractitioner))
 	s.mux.HandleFunc("GET /v1/d/{dir}/roles/{publicId}", s.read(s.handleGetRole))
 	s.handleExpensive("GET /v1/d/{dir}/identifiers/search", s.handleSearchIdentifiers)
+	s.handleExpensive("GET /v1/d/{dir}/search/services", s.handleSearchServices)
 	s.mux.HandleFunc("GET /v1/d/{dir}/developers", s.read(s.handleGetDevelopers))
 	s.mux.HandleFunc("GET /v1/d/{dir}/taxonomy", s.read(s.handleGetTaxonomy))
 	// Category counts read list_keys_key alone (dirdb/browse.go); a category's places and a

@@ -60,7 +60,6 @@ var goTypes = map[string]any{
 	"BrowseCategory": dirsvc.BrowseCategory{}, "CategoryType": dirsvc.CategoryType{}, "CategoryDetail": dirsvc.CategoryDetail{},
 	"CategoryList": categoryList{}, "PlaceCount": dirsvc.PlaceCount{}, "CollectionSummary": dirsvc.CollectionSummary{},
 	"CollectionList": collectionList{}, "CollectionDetail": dirsvc.CollectionDetail{}, "SavedSearch": dirsvc.SavedSearch{},
-	"ResultCard": dirsvc.ResultCard{}, "CardLocation": dirsvc.CardLocation{}, "PractitionerLink": dirsvc.PractitionerLink{},
 	"ContactView": dirsvc.ContactView{}, "IdentifierView": dirsvc.IdentifierView{},
 	"AddressView": dirsvc.AddressView{}, "Point": dirsvc.Point{}, "Ownership": dirsvc.Ownership{},
 	"OwnershipCard": dirsvc.OwnershipCard{}, "Interval": dirsvc.Interval{}, "WeeklyHours": dirsvc.WeeklyHours{},
@@ -77,6 +76,9 @@ var goTypes = map[string]any{
 	"Problem": edge.Problem{}, "DeveloperInfo": edge.DeveloperInfo{}, "FHIRInfo": edge.FHIRInfo{},
 	"TokenRequest": TokenRequest{}, "TokenResponse": primary.TokenResponse{}, "OAuthError": primary.OAuthError{},
 	"JWKSet": JWKSet{}, "JWK": JWK{},
+	"SearchResults": edge.SearchResults{}, "SearchInterpretation": edge.SearchInterpretation{},
+	"OrganisationHit": edge.OrganisationHit{}, "ResultCard": dirsvc.ResultCard{}, "CardLocation": dirsvc.CardLocation{},
+	"PractitionerLink": dirsvc.PractitionerLink{}, "SearchFacets": dirsvc.SearchFacets{}, "FacetCount": dirsvc.FacetCount{},
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:
@@ -573,6 +575,30 @@ func (c *catalog) Identified(_ context.Context, v dirsvc.Viewer, system, value s
 	return out, nil
 }
 
+// SearchServices finds every live service the viewer may see, by organisation when asked (words,
+// places and filters are not modelled here).
+func (c *catalog) SearchServices(_ context.Context, v dirsvc.Viewer, q dirsvc.SearchQuery) (dirsvc.SearchResult, error) {
+	var res dirsvc.SearchResult
+	var ids []string
+	for id, st := range c.records {
+		if st.Kind == dirsvc.KindService && st.State == dirsvc.StateLive && st.View != nil && v.Narrowing.AllowsKind(st.Kind) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	km := 1.25
+	for _, id := range ids {
+		res.Hits = append(res.Hits, dirsvc.SearchHit{PublicID: id, DistanceKm: &km})
+		res.Facets.Type = append(res.Facets.Type, dirsvc.FacetCount{Value: "gp", Count: 1})
+	}
+	res.Total = len(ids)
+	if q.ByOrganisation {
+		res.ServiceTotal, res.Total = len(ids), 1
+		res.Organisations = []dirsvc.SearchOrganisation{{PublicID: "org_full", Name: "Full organisation", Services: len(ids)}}
+	}
+	return res, nil
+}
+
 func (c *catalog) Leadership(_ context.Context, id string) (*dirsvc.Published, error) {
 	if c.leadership == nil || id != "org_full" {
 		return nil, dirsvc.ErrNotFound
@@ -843,6 +869,18 @@ func TestEdgeAnswersMatchDocument(t *testing.T) {
 
 		// Leadership needs a client with leadership:read.
 		{"/v1/d/demo/organisations/org_full/leadership", 403, nil},
+
+		// Service search: result cards of every shape (a full and a minimal service), by organisation
+		// too, and bad parameters.
+		{"/v1/d/demo/search/services", 200, nil},
+		{"/v1/d/demo/search/services?q=clinic&near=-33.87,151.2&radiusKm=25&sort=distance&limit=5&offset=0", 200, nil},
+		{"/v1/d/demo/search/services?group=organisation&openNow=true&openOn=weekdays&openFrom=09:00&openTo=17:00", 200, nil},
+		{"/v1/d/demo/search/services?radiusKm=5", 400, nil},
+		{"/v1/d/demo/search/services?limit=101", 400, nil},
+		{"/v1/d/demo/search/services?offset=10001", 400, nil},
+		{"/v1/d/demo/search/services?near=91,0", 400, nil},
+		{"/v1/d/demo/search/services?q=" + strings.Repeat("a", 201), 400, nil},
+		{"/v1/d/nope/search/services", 404, nil},
 
 		// A presented token that is not valid, under any scheme, on every operation of a directory.
 		{"/v1/d/demo/services/svc_full", 401, []string{"Authorization", "Bearer not-a-token"}},

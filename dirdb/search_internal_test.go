@@ -1,0 +1,286 @@
+package dirdb
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+func search(t *testing.T, d *Directory, v dirsvc.Viewer, q dirsvc.SearchQuery) dirsvc.SearchResult {
+	t.Helper()
+	if q.Limit == 0 {
+		q.Limit = 100
+	}
+	res, err := d.SearchServices(context.Background(), v, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func hitIDs(res dirsvc.SearchResult) []string {
+	var out []string
+	for _, h := range res.Hits {
+		out = append(out, h.PublicID)
+	}
+	return out
+}
+
+// allServices returns every service the viewer may find, by a search without words, in pages.
+func allServices(t *testing.T, d *Directory, v dirsvc.Viewer) []string {
+	var out []string
+	for off := 0; ; off += 100 {
+		res := search(t, d, v, dirsvc.SearchQuery{Offset: off, Limit: 100})
+		out = append(out, hitIDs(res)...)
+		if off+100 >= res.Total {
+			return out
+		}
+	}
+}
+
+// TestSearchFindsWhatEachAudienceSees checks that a search without words finds, for every served
+// audience and narrowing, exactly the services the service list gives (visibility and narrowing as
+// inside() decides them), and that the total and facets count those only.
+func TestSearchFindsWhatEachAudienceSees(t *testing.T) {
+	d := demoDirectory(t)
+	ctx := context.Background()
+	areas, cats := commonKeys(t, d, keyArea, 3), commonKeys(t, d, keyCat, 2)
+	narrowings := []dirsvc.Narrowing{{}, {Areas: areas[:1]}, {Areas: areas}, {Categories: cats[:1]},
+		{Areas: areas[1:2], Categories: cats}, {Kinds: []dirsvc.Kind{dirsvc.KindLocation}}}
+	for _, a := range dirsvc.ServedAudiences {
+		for _, n := range narrowings {
+			v := dirsvc.Viewer{Audience: a, Narrowing: n}
+			var want []string
+			for after := ""; ; {
+				page, err := d.Services(ctx, v, dirsvc.ServiceQuery{After: after, Limit: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, p := range page.Items {
+					want = append(want, p.PublicID)
+				}
+				if !page.More {
+					break
+				}
+				after = page.Items[len(page.Items)-1].PublicID
+			}
+			got := allServices(t, d, v)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s %+v: search finds %d services, the list %d\nonly searched: %v\nonly listed: %v", a, n, len(got), len(want),
+					minus(got, want), minus(want, got))
+			}
+			res := search(t, d, v, dirsvc.SearchQuery{Limit: 1})
+			sum := 0
+			for _, f := range res.Facets.Type {
+				sum += f.Count
+			}
+			if res.Total != len(want) || sum != len(want) {
+				t.Errorf("%s %+v: total %d, type facet counts %d, want %d", a, n, res.Total, sum, len(want))
+			}
+		}
+	}
+}
+
+func minus(a, b []string) []string {
+	return slices.DeleteFunc(slices.Clone(a), func(s string) bool { return slices.Contains(b, s) })
+}
+
+// TestHiddenWordsFindNothing checks every audience's full-text index for the canary markers of the
+// demo directory that the audience may not see: a phrase of each finds nothing, and a search by one
+// answers exactly as a search by a word that appears nowhere.
+func TestHiddenWordsFindNothing(t *testing.T) {
+	d := demoDirectory(t)
+	markers := map[dirsvc.Audience][]string{
+		dirsvc.Public:       {"canary-staff-x", "canary-professional-x", "canary-partner-x", "canary-professional.partner-x"},
+		dirsvc.Professional: {"canary-staff-x", "canary-partner-x", "canary-public-x", "canary-public.partner-x"},
+		dirsvc.Partner:      {"canary-staff-x", "canary-professional-x", "canary-public-x", "canary-public.professional-x"},
+	}
+	seen := map[string]bool{}
+	for _, a := range dirsvc.ServedAudiences {
+		bit := audienceBit(a)
+		for _, m := range markers[a] {
+			phrase := `"` + strings.NewReplacer("-", " ", ".", " ").Replace(m) + `"`
+			var n int
+			if err := d.readers.QueryRow(fmt.Sprintf("SELECT count(*) FROM search_text_%d WHERE search_text_%d MATCH ?", bit, bit), phrase).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%s finds %d services by %s", a, n, m)
+			}
+			for _, b := range dirsvc.ServedAudiences {
+				if b != a && !slices.Contains(markers[b], m) {
+					var n int
+					d.readers.QueryRow(fmt.Sprintf("SELECT count(*) FROM search_text_%d WHERE search_text_%d MATCH ?", audienceBit(b), audienceBit(b)), phrase).Scan(&n)
+					if n > 0 {
+						seen[m] = true
+					}
+				}
+			}
+			v := dirsvc.Viewer{Audience: a}
+			got, none := search(t, d, v, dirsvc.SearchQuery{Text: m}), search(t, d, v, dirsvc.SearchQuery{Text: "zzqxnowhere"})
+			if got.Total != 0 || fmt.Sprint(got) != fmt.Sprint(none) {
+				t.Errorf("%s searching %s: %+v, for a word found nowhere: %+v", a, m, got, none)
+			}
+		}
+	}
+	// The check can fail: the markers an audience may see are in its index.
+	if !seen["canary-professional.partner-x"] || !seen["canary-partner-x"] {
+		t.Errorf("the markers other audiences may see are not in their indexes: %v", seen)
+	}
+}
+
+// TestSearchDocumentsFollowWrites changes the demo directory and checks that searches see each
+// change at once: incremental documents equal those a whole refresh makes.
+func TestSearchDocumentsFollowWrites(t *testing.T) {
+	d := demoDirectory(t)
+	ctx := context.Background()
+	pub := dirsvc.Viewer{Audience: dirsvc.Public}
+	before := allServices(t, d, pub)
+	if len(before) == 0 {
+		t.Fatal("the public finds no service")
+	}
+	// A word of one service's name finds it.
+	st, err := d.Record(ctx, before[0], pub)
+	if err != nil || st.View == nil {
+		t.Fatal(err)
+	}
+	var sv dirsvc.ServiceView
+	if err := json.Unmarshal(st.View.Body, &sv); err != nil {
+		t.Fatal(err)
+	}
+	if got := hitIDs(search(t, d, pub, dirsvc.SearchQuery{Text: sv.Name})); !slices.Contains(got, sv.PublicID) {
+		t.Fatalf("searching %q does not find %s: %v", sv.Name, sv.PublicID, got)
+	}
+	// Renaming its organisation: its services are found by the new name at once.
+	snap, err := d.loadSnapshotForTest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range snap.Records {
+		if o, ok := r.(*dirsvc.Organisation); ok && o.PublicID == sv.Organisation.PublicID {
+			o.Name = "Quokkaborough Wellbeing Collective"
+		}
+	}
+	if _, err := d.Import(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	got := hitIDs(search(t, d, pub, dirsvc.SearchQuery{Text: "quokkaborough"}))
+	if !slices.Contains(got, sv.PublicID) {
+		t.Errorf("after renaming its organisation, %s is not found by the new name: %v", sv.PublicID, got)
+	}
+	// The incremental documents are those a whole refresh makes.
+	incremental := docsForTest(t, d)
+	if _, err := d.writer.Exec("UPDATE projection SET search_filled = 0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Republish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if whole := docsForTest(t, d); !slices.Equal(incremental, whole) {
+		t.Errorf("incremental documents differ from a whole refresh:\n%v\n%v", minus(incremental, whole), minus(whole, incremental))
+	}
+	if got := hitIDs(search(t, d, pub, dirsvc.SearchQuery{Text: "quokkaborough"})); !slices.Contains(got, sv.PublicID) {
+		t.Errorf("after a whole refresh, %s is not found: %v", sv.PublicID, got)
+	}
+}
+
+// docsForTest returns every stored document as "service audiences doc", sorted.
+func docsForTest(t *testing.T, d *Directory) []string {
+	rows, err := d.readers.Query("SELECT service_id, audiences, doc FROM search_docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, doc string
+		var aud int64
+		rows.Scan(&id, &aud, &doc)
+		out = append(out, fmt.Sprintf("%s %d %s", id, aud, doc))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestSearchByPlace checks distances against the haversine reference, the radius's edge, withheld
+// addresses (never a distance) and distance order.
+func TestSearchByPlace(t *testing.T) {
+	if km := haversineKm(-33.8688, 151.2093, -37.8136, 144.9631); math.Abs(km-713.4) > 1 {
+		t.Errorf("Sydney to Melbourne: %.1f km, want about 713.4", km)
+	}
+	d := demoDirectory(t)
+	pub := dirsvc.Viewer{Audience: dirsvc.Public}
+	all := search(t, d, pub, dirsvc.SearchQuery{Limit: 100})
+	var near *dirsvc.Point
+	d.search.mu.RLock()
+	for _, m := range d.search.docs {
+		if m.audiences&1 != 0 && m.Point != nil {
+			near = m.Point
+			break
+		}
+	}
+	d.search.mu.RUnlock()
+	if near == nil || all.Total == 0 {
+		t.Fatal("no public service has a position")
+	}
+	res := search(t, d, pub, dirsvc.SearchQuery{Near: near, Sort: dirsvc.SortDistance, Limit: 100})
+	last := -1.0
+	for _, h := range res.Hits {
+		if h.DistanceKm == nil {
+			last = math.Inf(1)
+			continue
+		}
+		if *h.DistanceKm < last {
+			t.Fatalf("not in distance order: %v after %v", *h.DistanceKm, last)
+		}
+		last = *h.DistanceKm
+	}
+	if res.Hits[0].DistanceKm == nil || *res.Hits[0].DistanceKm > 1e-6 {
+		t.Errorf("the nearest service is not at the point searched from: %+v", res.Hits[0])
+	}
+	// Every service within a radius and none beyond it: a radius between two distances found.
+	var dists []float64
+	for _, h := range res.Hits {
+		if h.DistanceKm != nil {
+			dists = append(dists, *h.DistanceKm)
+		}
+	}
+	dists = slices.Compact(dists)
+	if len(dists) < 3 {
+		t.Fatalf("too few distinct distances: %v", dists)
+	}
+	radius := (dists[1] + dists[2]) / 2
+	want := 0
+	for _, h := range res.Hits {
+		if h.DistanceKm != nil && *h.DistanceKm <= radius {
+			want++
+		}
+	}
+	in := search(t, d, pub, dirsvc.SearchQuery{Near: near, RadiusKm: radius, Limit: 100})
+	for _, h := range in.Hits {
+		if h.DistanceKm == nil || *h.DistanceKm > radius {
+			t.Errorf("%s found at %v km, outside %v km", h.PublicID, h.DistanceKm, radius)
+		}
+	}
+	if in.Total != want {
+		t.Errorf("within %.3f km: %d found, want %d", radius, in.Total, want)
+	}
+}
+
+// loadSnapshotForTest reads the directory's canonical records, in a write that changes nothing.
+func (d *Directory) loadSnapshotForTest(ctx context.Context) (*dirsvc.Snapshot, error) {
+	var snap *dirsvc.Snapshot
+	_, err := d.write(ctx, func(w *writeTx) error {
+		var err error
+		snap, err = w.loadSnapshot()
+		return err
+	})
+	return snap, err
+}

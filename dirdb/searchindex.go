@@ -1,0 +1,416 @@
+package dirdb
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// searchIndex keeps a directory's search documents in memory, as read from its file: the filters,
+// facets, distances and orders of a search are worked out here, and only the words go to SQLite's
+// full-text index. It follows the file: before a search it reads the documents stored since it last
+// looked (IDs are never reused) and drops those search_gone lists, or all of them when the write
+// path made every document anew (search_epoch).
+type searchIndex struct {
+	mu       sync.RWMutex
+	gen      uint64 // the file's generation it was brought up to (records.gen), plus one
+	epoch    int64
+	lastID   int64
+	lastGone int64
+	docs     map[int64]*memDoc
+}
+
+// memDoc is one search document held in memory.
+type memDoc struct {
+	id        int64
+	service   string
+	audiences int64
+	nameKey   string // the name as sorted
+	searchDoc
+}
+
+// fresh brings the index up to the file, under the directory's gate.
+func (d *Directory) freshSearch(ctx context.Context) error {
+	idx := &d.search
+	gen := d.records.gen.Load() + 1
+	idx.mu.RLock()
+	current := idx.gen == gen
+	idx.mu.RUnlock()
+	if current {
+		return nil
+	}
+	idx.mu.Lock()
+	defer idx.mu.Unlock()
+	if idx.gen == gen {
+		return nil
+	}
+	tx, err := d.readers.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var epoch int64
+	if err := tx.QueryRowContext(ctx, "SELECT search_epoch FROM projection WHERE id = 1").Scan(&epoch); err != nil {
+		return fmt.Errorf("read the search documents' state: %w", err)
+	}
+	if epoch != idx.epoch || idx.docs == nil {
+		idx.docs, idx.lastID, idx.lastGone, idx.epoch = map[int64]*memDoc{}, 0, 0, epoch
+		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM search_gone").Scan(&idx.lastGone); err != nil {
+			return fmt.Errorf("read removed search documents: %w", err)
+		}
+	} else {
+		rows, err := tx.QueryContext(ctx, "SELECT seq, id FROM search_gone WHERE seq > ? ORDER BY seq", idx.lastGone)
+		if err != nil {
+			return fmt.Errorf("read removed search documents: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&idx.lastGone, &id); err != nil {
+				rows.Close()
+				return err
+			}
+			delete(idx.docs, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT id, service_id, audiences, doc FROM search_docs WHERE id > ? ORDER BY id", idx.lastID)
+	if err != nil {
+		return fmt.Errorf("read search documents: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m := &memDoc{}
+		var raw []byte
+		if err := rows.Scan(&m.id, &m.service, &m.audiences, &raw); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &m.searchDoc); err != nil {
+			return fmt.Errorf("decode the search document %d: %w", m.id, err)
+		}
+		m.nameKey = strings.ToLower(m.Name)
+		idx.docs[m.id] = m
+		idx.lastID = max(idx.lastID, m.id)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	idx.gen = gen
+	return nil
+}
+
+// The weights of the full-text columns in a search's ranking (bm25), in the tables' column order:
+// name, specialties, organisation, place, practitioners, description.
+const textWeights = "10.0, 6.0, 4.0, 3.0, 4.0, 1.0"
+
+// maxQueryWords bounds the words of a search that go to the full-text index.
+const maxQueryWords = 12
+
+// textQuery returns the full-text query of a search's words: each word as written (a hyphenated
+// or dotted one as the phrase of its parts), all of them required, the last also as the start of a
+// longer word (one being typed); "" when the text has no word.
+func textQuery(text string) string {
+	var out []string
+	for _, chunk := range strings.Fields(strings.ToLower(text)) {
+		parts := strings.FieldsFunc(chunk, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		if len(parts) > 0 {
+			out = append(out, `"`+strings.Join(parts, " ")+`"`)
+		}
+		if len(out) == maxQueryWords {
+			break
+		}
+	}
+	if len(out) > 0 {
+		out[len(out)-1] += "*"
+	}
+	return strings.Join(out, " ")
+}
+
+// textMatches returns the documents the audience's full-text index matches for the words, with
+// their scores (lower ranks first).
+func (d *Directory) textMatches(ctx context.Context, bit int64, query string) (map[int64]float64, error) {
+	table := fmt.Sprintf("search_text_%d", bit)
+	rows, err := d.readers.QueryContext(ctx, "SELECT rowid, bm25("+table+", "+textWeights+") FROM "+table+" WHERE "+table+" MATCH ?", query)
+	if err != nil {
+		return nil, fmt.Errorf("search the words: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]float64{}
+	for rows.Next() {
+		var id int64
+		var score float64
+		if err := rows.Scan(&id, &score); err != nil {
+			return nil, err
+		}
+		out[id] = score
+	}
+	return out, rows.Err()
+}
+
+// SearchServices finds the services the viewer may find that match the query (see
+// dirsvc.SearchQuery): its page of them, their total and their facets.
+func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsvc.SearchQuery) (dirsvc.SearchResult, error) {
+	var res dirsvc.SearchResult
+	if !v.Narrowing.AllowsKind(dirsvc.KindService) {
+		res.Facets = facetsOf(nil)
+		return res, nil
+	}
+	bit := audienceBit(v.Audience)
+	match, err := d.categoryMatcher(ctx, v.Audience, q.Categories)
+	if err != nil {
+		return res, err
+	}
+	var scores map[int64]float64
+	err = d.longRead(ctx, func(ctx context.Context) error {
+		if err := d.freshSearch(ctx); err != nil {
+			return err
+		}
+		if tq := textQuery(q.Text); tq != "" {
+			scores, err = d.textMatches(ctx, bit, tq)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("search services: %w", err)
+	}
+	type found struct {
+		doc   *memDoc
+		score float64
+		km    float64 // NaN when unknown
+	}
+	var hits []found
+	idx := &d.search
+	idx.mu.RLock()
+	consider := func(m *memDoc, score float64) {
+		if m.audiences&bit == 0 || !insideSearch(m, v.Narrowing) || !matchesFilters(&q, m, match) {
+			return
+		}
+		km := math.NaN()
+		if q.Near != nil && m.Point != nil {
+			km = haversineKm(q.Near.Lat, q.Near.Lon, m.Point.Lat, m.Point.Lon)
+		}
+		if q.RadiusKm > 0 && !(km <= q.RadiusKm) {
+			return
+		}
+		hits = append(hits, found{m, score, km})
+	}
+	if scores != nil {
+		for id, s := range scores {
+			if m := idx.docs[id]; m != nil {
+				consider(m, s)
+			}
+		}
+	} else if q.Text == "" || textQuery(q.Text) == "" {
+		for _, m := range idx.docs {
+			consider(m, 0)
+		}
+	}
+	idx.mu.RUnlock()
+
+	docs := make([]*memDoc, len(hits))
+	for i, h := range hits {
+		docs[i] = h.doc
+	}
+	res.Total, res.Facets = len(hits), facetsOf(docs)
+	byName := func(a, b found) int {
+		return cmp.Or(strings.Compare(a.doc.nameKey, b.doc.nameKey), strings.Compare(a.doc.service, b.doc.service))
+	}
+	byDistance := func(a, b found) int {
+		an, bn := math.IsNaN(a.km), math.IsNaN(b.km)
+		switch {
+		case an && bn:
+			return byName(a, b)
+		case an:
+			return 1
+		case bn:
+			return -1
+		}
+		return cmp.Or(cmp.Compare(a.km, b.km), byName(a, b))
+	}
+	switch {
+	case q.Sort == dirsvc.SortDistance && q.Near != nil:
+		slices.SortFunc(hits, byDistance)
+	case q.Sort == dirsvc.SortName || scores == nil:
+		slices.SortFunc(hits, byName)
+	default:
+		slices.SortFunc(hits, func(a, b found) int { return cmp.Or(cmp.Compare(a.score, b.score), byName(a, b)) })
+	}
+	hitOf := func(h found) dirsvc.SearchHit {
+		hit := dirsvc.SearchHit{PublicID: h.doc.service, Organisation: h.doc.Organisation}
+		if !math.IsNaN(h.km) {
+			km := h.km
+			hit.DistanceKm = &km
+		}
+		return hit
+	}
+	if q.ByOrganisation {
+		// Organisations in the order of their best service; the services of the page's ones.
+		var orgs []dirsvc.SearchOrganisation
+		at := map[string]int{}
+		for _, h := range hits {
+			i, ok := at[h.doc.Organisation]
+			if !ok {
+				i = len(orgs)
+				at[h.doc.Organisation] = i
+				orgs = append(orgs, dirsvc.SearchOrganisation{PublicID: h.doc.Organisation, Name: h.doc.OrgName})
+			}
+			orgs[i].Services++
+		}
+		res.ServiceTotal, res.Total = len(hits), len(orgs)
+		page := orgs[min(q.Offset, len(orgs)):min(len(orgs), q.Offset+q.Limit)]
+		res.Organisations = page
+		for _, h := range hits {
+			if i := at[h.doc.Organisation]; i >= q.Offset && i < q.Offset+len(page) && len(res.Hits) < maxGroupedHits {
+				res.Hits = append(res.Hits, hitOf(h))
+			}
+		}
+		return res, nil
+	}
+	for _, h := range hits[min(q.Offset, len(hits)):min(len(hits), q.Offset+q.Limit)] {
+		res.Hits = append(res.Hits, hitOf(h))
+	}
+	return res, nil
+}
+
+// maxGroupedHits bounds the services a search by organisation returns with its page.
+const maxGroupedHits = 500
+
+// insideSearch reports whether a document's service lies inside a narrowing, as inside() decides
+// for a service: located in (or, by its catchment, serving) one of its areas, and of one of its
+// categories.
+func insideSearch(m *memDoc, n dirsvc.Narrowing) bool {
+	if len(n.Areas) > 0 && !slices.ContainsFunc(n.Areas, func(a string) bool {
+		return slices.Contains(m.Areas, a) || slices.Contains(m.Catchment, a)
+	}) {
+		return false
+	}
+	return len(n.Categories) == 0 || m.Category != "" && slices.Contains(n.Categories, m.Category)
+}
+
+// categoryMatch finds the services of the categories a search asks for.
+type categoryMatch func(m *memDoc) bool
+
+// categoryMatcher resolves the categories a search names against the audience's taxonomy: a
+// directory category finds the services of its platform types and those tagged with its local
+// types (a category of local types, exactly those tagged); a local type's code or slug finds those
+// tagged with it; anything else is taken as a platform category code.
+func (d *Directory) categoryMatcher(ctx context.Context, a dirsvc.Audience, cats []string) (categoryMatch, error) {
+	if len(cats) == 0 {
+		return nil, nil
+	}
+	var tax dirsvc.TaxonomyView
+	switch p, err := d.Taxonomy(ctx, a); {
+	case err == nil:
+		if err := json.Unmarshal(p.Body, &tax); err != nil {
+			return nil, fmt.Errorf("decode the taxonomy: %w", err)
+		}
+	case err != dirsvc.ErrNotFound:
+		return nil, err
+	}
+	types, locals, platform := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for _, c := range cats {
+		if i := slices.IndexFunc(tax.Categories, func(cv dirsvc.CategoryView) bool { return cv.Code == c }); i >= 0 {
+			for _, t := range tax.Categories[i].Types {
+				types[t] = true
+			}
+			for _, lt := range tax.Categories[i].LocalTypes {
+				locals[lt] = true
+			}
+		} else if i := slices.IndexFunc(tax.LocalTypes, func(lt dirsvc.LocalTypeView) bool { return lt.Code == c || lt.Slug == c }); i >= 0 {
+			locals[tax.LocalTypes[i].Code] = true
+		} else {
+			platform[c] = true
+		}
+	}
+	return func(m *memDoc) bool {
+		return types[m.Type] || platform[m.Category] || slices.ContainsFunc(m.LocalTypes, func(lt string) bool { return locals[lt] })
+	}, nil
+}
+
+// matchesFilters reports whether a document meets the query's filters (the words, place and
+// narrowing apart).
+func matchesFilters(q *dirsvc.SearchQuery, m *memDoc, cat categoryMatch) bool {
+	one := func(want []string, have string) bool { return len(want) == 0 || slices.Contains(want, have) }
+	some := func(want, have []string) bool {
+		return len(want) == 0 || slices.ContainsFunc(want, func(w string) bool { return slices.Contains(have, w) })
+	}
+	return one(q.Types, m.Type) && (cat == nil || cat(m)) && one(q.Costs, m.Cost) && one(q.Ownership, m.Ownership) &&
+		some(q.Delivery, m.Delivery) && some(q.Facilities, m.Facilities) && some(q.Languages, m.Languages) &&
+		some(q.TargetGroups, m.TargetGroups) && some(q.Programs, m.Programs) &&
+		(q.Appointment == "" || q.Appointment == m.Appointment) && (!q.SelfReferral || m.SelfReferral) &&
+		(len(q.Areas) == 0 || slices.ContainsFunc(q.Areas, func(a string) bool { return inArea(m, a, q.LocatedOnly) })) &&
+		(q.Open == nil || q.Open(m.Hours, m.Areas))
+}
+
+// inArea reports whether a document's service is located in the area, or (unless located alone
+// counts) its catchment reaches it or it serves the whole country.
+func inArea(m *memDoc, area string, located bool) bool {
+	return slices.Contains(m.Areas, area) || !located && slices.ContainsFunc(m.Catchment, func(c string) bool {
+		return c == area || strings.HasPrefix(c, "country:")
+	})
+}
+
+// facetsOf counts the values of each facet among the documents.
+func facetsOf(docs []*memDoc) dirsvc.SearchFacets {
+	counts := make([]map[string]int, 9)
+	for i := range counts {
+		counts[i] = map[string]int{}
+	}
+	one := func(i int, v string) {
+		if v != "" {
+			counts[i][v]++
+		}
+	}
+	each := func(i int, vs []string) {
+		for _, v := range vs {
+			one(i, v)
+		}
+	}
+	for _, m := range docs {
+		one(0, m.Type)
+		one(1, m.Category)
+		one(2, m.Ownership)
+		each(3, m.LocalTypes)
+		one(4, m.Cost)
+		each(5, m.Delivery)
+		each(6, m.Languages)
+		each(7, m.TargetGroups)
+		each(8, m.Programs)
+	}
+	list := func(i int) []dirsvc.FacetCount {
+		out := make([]dirsvc.FacetCount, 0, len(counts[i]))
+		for v, n := range counts[i] {
+			out = append(out, dirsvc.FacetCount{Value: v, Count: n})
+		}
+		slices.SortFunc(out, func(a, b dirsvc.FacetCount) int { return cmp.Or(b.Count-a.Count, strings.Compare(a.Value, b.Value)) })
+		return out[:min(len(out), maxFacetValues)]
+	}
+	return dirsvc.SearchFacets{Type: list(0), Category: list(1), Ownership: list(2), LocalTypes: list(3), Cost: list(4),
+		Delivery: list(5), Language: list(6), TargetGroup: list(7), Program: list(8)}
+}
+
+// maxFacetValues bounds the values a facet lists, the most common first.
+const maxFacetValues = 50
+
+// earthRadiusKm is the mean radius of the Earth.
+const earthRadiusKm = 6371.0088
+
+// haversineKm is the great-circle distance between two points, in kilometres.
+func haversineKm(lat1, lon1, lat2, lon2 float64) float64 {
+	rad := math.Pi / 180
+	dLat, dLon := (lat2-lat1)*rad, (lon2-lon1)*rad
+	h := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
+	return 2 * earthRadiusKm * math.Asin(math.Min(1, math.Sqrt(h)))
+}

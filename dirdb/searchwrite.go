@@ -1,0 +1,358 @@
+package dirdb
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// The write path keeps the search documents (search.go) of every service in step with its views:
+// each write notes the records whose publication changed, and before it commits makes anew the
+// documents of the services they bear on: a service's own; a site's services (its address,
+// position and facilities); an organisation's services (its name); a role's service and a
+// practitioner's services (the names they show). A first import, a write that touches many
+// records, or a file whose documents were never made makes every document anew.
+
+// touchedSearch notes a record whose publication changed, with its references before and after.
+func (w *writeTx) touchedSearch(kind dirsvc.Kind, id string, before, after [4]string) {
+	if w.searchAll {
+		return
+	}
+	if w.searching == nil {
+		w.searching = map[string]bool{}
+	}
+	w.searching[id] = true
+	if kind == dirsvc.KindRole {
+		for _, s := range []string{before[2], after[2]} {
+			if s != "" {
+				w.searching[s] = true
+			}
+		}
+	}
+	if len(w.searching) >= wholeRefresh {
+		w.searchAll, w.searching = true, nil
+	}
+}
+
+// refreshSearch makes anew the search documents of the services the write's changes bear on, or of
+// every service when they are many or the file's documents were never made.
+func (w *writeTx) refreshSearch() error {
+	var filled int
+	if err := w.pub.QueryRowContext(w.ctx, "SELECT search_filled FROM projection WHERE id = 1").Scan(&filled); err != nil {
+		return fmt.Errorf("read the search documents' state: %w", err)
+	}
+	defer func() { w.searching, w.searchAll = nil, false }()
+	if filled == 0 || w.searchAll {
+		if err := w.allSearchDocs(); err != nil {
+			return err
+		}
+		_, err := w.pub.ExecContext(w.ctx, "UPDATE projection SET search_filled = 1, search_epoch = search_epoch + 1 WHERE id = 1")
+		if err != nil {
+			return fmt.Errorf("record the search documents' state: %w", err)
+		}
+		return nil
+	}
+	services, err := w.searchedServices()
+	if err != nil {
+		return err
+	}
+	for _, id := range services {
+		if err := w.dropSearchDocs(id); err != nil {
+			return err
+		}
+		views, err := w.viewsOf(id)
+		if err != nil {
+			return err
+		}
+		sv, err := viewsByBit[dirsvc.ServiceView](views)
+		if err != nil || len(sv) == 0 {
+			return err
+		}
+		sites := map[int64]*dirsvc.LocationView{}
+		if site := siteOfViews(sv); site != "" {
+			if views, err = w.viewsOf(site); err != nil {
+				return err
+			}
+			if sites, err = viewsByBit[dirsvc.LocationView](views); err != nil {
+				return err
+			}
+		}
+		roles := map[int64][]*dirsvc.RoleView{}
+		err = w.eachRow(w.pub, `
+SELECT p.audiences, p.body FROM records r INDEXED BY records_service
+JOIN projections p ON p.public_id = r.public_id
+WHERE r.service_id = ? AND r.kind = 'role' ORDER BY r.public_id`, []any{id}, func(s scanner) error {
+			return addRoleView(roles, s)
+		})
+		if err != nil {
+			return fmt.Errorf("read the roles of %s: %w", id, err)
+		}
+		if err := w.putSearchDocs(id, sv, sites, roles); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// searchedServices returns the services whose documents the write's changes bear on, in order.
+func (w *writeTx) searchedServices() ([]string, error) {
+	set := map[string]bool{}
+	for id := range w.searching {
+		var query string
+		switch dirsvc.KindOfID(id) {
+		case dirsvc.KindService:
+			set[id] = true
+			continue
+		case dirsvc.KindLocation:
+			query = "SELECT public_id FROM records INDEXED BY records_location WHERE location_id = ? AND kind = 'service'"
+		case dirsvc.KindOrganisation:
+			query = "SELECT public_id FROM records INDEXED BY records_organisation WHERE organisation_id = ? AND kind = 'service'"
+		case dirsvc.KindPractitioner:
+			query = "SELECT DISTINCT service_id FROM records INDEXED BY records_practitioner WHERE practitioner_id = ? AND kind = 'role'"
+		default:
+			continue
+		}
+		ids, err := queryStrings(w.ctx, w.pub, query, id)
+		if err != nil {
+			return nil, fmt.Errorf("find the services of %s: %w", id, err)
+		}
+		for _, s := range ids {
+			set[s] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for id := range set {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// storedView is one stored view row: the audiences that receive it and its body.
+type storedView struct {
+	audiences int64
+	body      []byte
+}
+
+// viewsOf reads the stored views of a record.
+func (w *writeTx) viewsOf(id string) ([]storedView, error) {
+	var out []storedView
+	err := w.eachRow(w.pub, "SELECT audiences, body FROM projections WHERE public_id = ?", []any{id}, func(s scanner) error {
+		var v storedView
+		if err := s.Scan(&v.audiences, &v.body); err != nil {
+			return err
+		}
+		out = append(out, v)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the views of %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// viewsByBit decodes each served audience's view of a record from its stored rows.
+func viewsByBit[T any](rows []storedView) (map[int64]*T, error) {
+	out := map[int64]*T{}
+	for _, r := range rows {
+		if r.audiences&servedBits == 0 {
+			continue // an organisation's leadership
+		}
+		v := new(T)
+		if err := json.Unmarshal(r.body, v); err != nil {
+			return nil, fmt.Errorf("decode a view: %w", err)
+		}
+		for _, a := range dirsvc.ServedAudiences {
+			if bit := audienceBit(a); r.audiences&bit != 0 {
+				out[bit] = v
+			}
+		}
+	}
+	return out, nil
+}
+
+// servedBits are the bits of the served audiences in a stored audience set.
+const servedBits = 1<<dirsvc.Public | 1<<dirsvc.Professional | 1<<dirsvc.Partner
+
+// siteOfViews returns the site a service's views name, if any does.
+func siteOfViews(views map[int64]*dirsvc.ServiceView) string {
+	for _, v := range views {
+		if v.Location != nil {
+			return v.Location.PublicID
+		}
+	}
+	return ""
+}
+
+// addRoleView decodes a stored role view (audiences, body) into roles, under each audience's bit.
+func addRoleView(roles map[int64][]*dirsvc.RoleView, s scanner) error {
+	var v storedView
+	if err := s.Scan(&v.audiences, &v.body); err != nil {
+		return err
+	}
+	byBit, err := viewsByBit[dirsvc.RoleView]([]storedView{v})
+	for bit, r := range byBit {
+		roles[bit] = append(roles[bit], r)
+	}
+	return err
+}
+
+// dropSearchDocs removes a service's search documents and their words, noting each removed ID for
+// readers that keep documents in memory.
+func (w *writeTx) dropSearchDocs(service string) error {
+	type stored struct{ id, audiences int64 }
+	var old []stored
+	err := w.eachRow(w.pub, "SELECT id, audiences FROM search_docs WHERE service_id = ?", []any{service}, func(s scanner) error {
+		var d stored
+		err := s.Scan(&d.id, &d.audiences)
+		old = append(old, d)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("read the search documents of %s: %w", service, err)
+	}
+	for _, d := range old {
+		for _, a := range dirsvc.ServedAudiences {
+			if bit := audienceBit(a); d.audiences&bit != 0 {
+				if err := w.exec(w.pub, fmt.Sprintf("DELETE FROM search_text_%d WHERE rowid = ?", bit), d.id); err != nil {
+					return fmt.Errorf("remove the words of %s: %w", service, err)
+				}
+			}
+		}
+		if err := w.exec(w.pub, "DELETE FROM search_docs WHERE id = ?", d.id); err != nil {
+			return fmt.Errorf("remove a search document of %s: %w", service, err)
+		}
+		if err := w.exec(w.pub, "INSERT INTO search_gone (id) VALUES (?)", d.id); err != nil {
+			return fmt.Errorf("note a removed search document of %s: %w", service, err)
+		}
+	}
+	return nil
+}
+
+// putSearchDocs stores the search documents of a service made from its views, and their words.
+func (w *writeTx) putSearchDocs(service string, views map[int64]*dirsvc.ServiceView, sites map[int64]*dirsvc.LocationView, roles map[int64][]*dirsvc.RoleView) error {
+	docs, err := serviceDocs(views, sites, roles)
+	if err != nil {
+		return err
+	}
+	for _, d := range docs {
+		var id int64
+		err := w.pub.QueryRowContext(w.ctx, "INSERT INTO search_docs (service_id, audiences, doc) VALUES (?, ?, ?) RETURNING id",
+			service, d.audiences, d.doc).Scan(&id)
+		if err != nil {
+			return fmt.Errorf("store a search document of %s: %w", service, err)
+		}
+		for _, a := range dirsvc.ServedAudiences {
+			if bit := audienceBit(a); d.audiences&bit != 0 {
+				t := d.text
+				err := w.exec(w.pub, fmt.Sprintf(`INSERT INTO search_text_%d (rowid, name, specialties, organisation, place, practitioners, description)
+VALUES (?, ?, ?, ?, ?, ?, ?)`, bit), id, t.name, t.specialties, t.organisation, t.place, t.practitioners, t.description)
+				if err != nil {
+					return fmt.Errorf("store the words of %s: %w", service, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// allSearchDocs makes every service's search documents anew, from one read of the views of every
+// site, role and service.
+func (w *writeTx) allSearchDocs() error {
+	clear := []string{"DELETE FROM search_docs", "DELETE FROM search_gone"}
+	for _, a := range dirsvc.ServedAudiences {
+		bit := audienceBit(a)
+		clear = append(clear, fmt.Sprintf("INSERT INTO search_text_%d (search_text_%d) VALUES ('delete-all')", bit, bit))
+	}
+	for _, q := range clear {
+		if _, err := w.pub.ExecContext(w.ctx, q); err != nil {
+			return fmt.Errorf("clear the search documents: %w", err)
+		}
+	}
+	sites := map[string]map[int64]*dirsvc.LocationView{}
+	loc := kindRange("public_id", dirsvc.KindLocation)
+	err := w.eachRow(w.pub, "SELECT public_id, audiences, body FROM projections WHERE "+loc.sql, loc.args, func(s scanner) error {
+		var id string
+		var v storedView
+		if err := s.Scan(&id, &v.audiences, &v.body); err != nil {
+			return err
+		}
+		byBit, err := viewsByBit[dirsvc.LocationView]([]storedView{v})
+		if sites[id] == nil {
+			sites[id] = map[int64]*dirsvc.LocationView{}
+		}
+		for bit, l := range byBit {
+			sites[id][bit] = l
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("read the sites: %w", err)
+	}
+	roles := map[string]map[int64][]*dirsvc.RoleView{}
+	err = w.eachRow(w.pub, `
+SELECT r.service_id, p.audiences, p.body FROM records r JOIN projections p ON p.public_id = r.public_id
+WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, func(s scanner) error {
+		var service string
+		var v storedView
+		if err := s.Scan(&service, &v.audiences, &v.body); err != nil {
+			return err
+		}
+		if roles[service] == nil {
+			roles[service] = map[int64][]*dirsvc.RoleView{}
+		}
+		return addRoleView(roles[service], scanned{v.audiences, v.body})
+	})
+	if err != nil {
+		return fmt.Errorf("read the roles: %w", err)
+	}
+	// The services' views, in public-ID order: each service's rows come together.
+	var id string
+	var rows []storedView
+	flush := func() error {
+		if id == "" {
+			return nil
+		}
+		sv, err := viewsByBit[dirsvc.ServiceView](rows)
+		if err != nil {
+			return err
+		}
+		if len(sv) > 0 {
+			return w.putSearchDocs(id, sv, sites[siteOfViews(sv)], roles[id])
+		}
+		return nil
+	}
+	svc := kindRange("public_id", dirsvc.KindService)
+	err = w.eachRow(w.pub, "SELECT public_id, audiences, body FROM projections WHERE "+svc.sql+" ORDER BY public_id", svc.args, func(s scanner) error {
+		var next string
+		var v storedView
+		if err := s.Scan(&next, &v.audiences, &v.body); err != nil {
+			return err
+		}
+		if next != id {
+			if err := flush(); err != nil {
+				return err
+			}
+			id, rows = next, rows[:0]
+		}
+		rows = append(rows, v)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("make the search documents: %w", err)
+	}
+	return flush()
+}
+
+// scanned is a row already read, as a scanner.
+type scanned struct {
+	audiences int64
+	body      []byte
+}
+
+func (s scanned) Scan(dest ...any) error {
+	*dest[0].(*int64), *dest[1].(*[]byte) = s.audiences, s.body
+	return nil
+}

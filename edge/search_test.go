@@ -1,0 +1,175 @@
+package edge_test
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/primary"
+	"github.com/dirsvc/dirsvc/primary/demo"
+)
+
+// searchAll pages through a search as the caller and returns the public IDs of every result, with
+// every answer scanned for canaries the caller's tier may not see.
+func searchAll(t *testing.T, s *testServer, c caller, query string) []string {
+	t.Helper()
+	var ids []string
+	for off := 0; ; off += 100 {
+		path := fmt.Sprintf("/v1/d/demo/search/services?limit=100&offset=%d%s", off, query)
+		r := s.getAs(t, c.tok, path)
+		if r.status != http.StatusOK {
+			t.Fatalf("GET %s as %s: %d %s", path, c.name, r.status, r.body)
+		}
+		if leaks := demo.Leaks(append([]byte(fmt.Sprint(r.header)), r.body...), c.aud); len(leaks) > 0 {
+			t.Errorf("GET %s leaks %v to %s", path, leaks, c.name)
+		}
+		m := r.json(t)
+		for _, x := range m["results"].([]any) {
+			ids = append(ids, x.(map[string]any)["publicId"].(string))
+		}
+		if total := int(m["total"].(float64)); off+100 >= total {
+			if strings.Contains(query, "group=") {
+				return ids
+			}
+			if len(ids) != total {
+				t.Errorf("%s: total %d, %d results in all pages", path, total, len(ids))
+			}
+			return ids
+		}
+	}
+}
+
+// listAll returns the public IDs of the service list as the caller sees it.
+func listAll(t *testing.T, s *testServer, tok string) []string {
+	t.Helper()
+	var ids []string
+	for next := "/v1/d/demo/services?limit=100"; next != ""; {
+		r := s.getAs(t, tok, next)
+		m := r.json(t)
+		for _, x := range m["items"].([]any) {
+			ids = append(ids, x.(map[string]any)["publicId"].(string))
+		}
+		next = ""
+		if cur, ok := m["nextCursor"].(string); ok {
+			next = "/v1/d/demo/services?limit=100&cursor=" + cur
+		}
+	}
+	return ids
+}
+
+// TestSearchAsEveryTier searches the demo directory as every tier: a search without words finds
+// exactly the services of the service list (visibility and narrowing alike), answers carry no canary
+// of another tier, a search by a canary the tier may not see answers exactly as one by a word found
+// nowhere, and a client without search:read is refused.
+func TestSearchAsEveryTier(t *testing.T) {
+	file := demoFiles(t)["demo"]
+	s := newTestServer(t, file)
+	snap, err := primary.ParseImport(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	area := ""
+	for _, r := range snap.Records {
+		if l, ok := r.(*dirsvc.Location); ok && l.VisibleTo.Has(dirsvc.Public) && len(l.Areas) > 1 {
+			area = l.Areas[len(l.Areas)-1]
+			break
+		}
+	}
+	markers := demo.Canaries(file)
+	for _, c := range tierCallers(t, "demo", area) {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "public client" { // graph:read, not search:read
+				r := s.getAs(t, c.tok, "/v1/d/demo/search/services")
+				if r.status != http.StatusForbidden || !strings.Contains(string(r.body), "forbidden-scope") {
+					t.Errorf("a client without search:read: %d %s", r.status, r.body)
+				}
+				return
+			}
+			found := searchAll(t, s, c, "")
+			listed := listAll(t, s, c.tok)
+			slices.Sort(found)
+			slices.Sort(listed)
+			if len(found) == 0 || !slices.Equal(found, listed) {
+				t.Errorf("search finds %d services, the list %d", len(found), len(listed))
+			}
+			searchAll(t, s, c, "&group=organisation")
+			searchAll(t, s, c, "&sort=name&q=health")
+			nowhere := s.getAs(t, c.tok, "/v1/d/demo/search/services?q=zzqxnowhere")
+			hidden := 0
+			for _, m := range markers {
+				if len(demo.Leaks([]byte(m), c.aud)) == 0 {
+					continue // one the tier may see
+				}
+				hidden++
+				r := s.getAs(t, c.tok, "/v1/d/demo/search/services?q="+url.QueryEscape(m))
+				// The answers differ only in the words echoed (and so in length and entity tag).
+				got, want := strings.Replace(string(r.body), m, "zzqxnowhere", -1), string(nowhere.body)
+				if r.status != nowhere.status || got != want {
+					t.Errorf("searching %s, hidden from %s, answers differently from a word found nowhere:\n%s\nwant\n%s", m, c.name, got, want)
+				}
+			}
+			if hidden == 0 {
+				t.Errorf("no canary is hidden from %s: the check proves nothing", c.name)
+			}
+		})
+	}
+}
+
+// TestSearchRefusesBadParameters checks every bound of section 4.2.1: each bad value answers 400
+// naming its parameter.
+func TestSearchRefusesBadParameters(t *testing.T) {
+	s := newTestServer(t, smallFixture(t))
+	for _, c := range []struct{ query, param string }{
+		{"q=" + strings.Repeat("a", 201), "q"},
+		{"near=1", "near"},
+		{"near=91,0", "near"},
+		{"near=0,181", "near"},
+		{"near=1e1,2", "near"},
+		{"locality=" + strings.Repeat("a", 101), "locality"},
+		{"postcode=200", "postcode"},
+		{"postcode=20000", "postcode"},
+		{"near=1,2&radiusKm=0", "radiusKm"},
+		{"near=1,2&radiusKm=2001", "radiusKm"},
+		{"near=1,2&radiusKm=NaN", "radiusKm"},
+		{"radiusKm=5", "radiusKm"},
+		{"includeCatchment=yes", "includeCatchment"},
+		{"openNow=1", "openNow"},
+		{"openOn=someday", "openOn"},
+		{"openFrom=9:00&openTo=17:00", "openFrom"},
+		{"openFrom=09:00", "openTo"},
+		{"openFrom=17:00&openTo=09:00", "openTo"},
+		{"afterHours=TRUE", "afterHours"},
+		{"publicHolidays=no", "publicHolidays"},
+		{"appointment=maybe", "appointment"},
+		{"referral=gp", "referral"},
+		{"area=nsw", "area"},
+		{"area=state:nsw&area=state:vic", "area"},
+		{"group=location", "group"},
+		{"sort=date", "sort"},
+		{"sort=distance", "sort"},
+		{"limit=0", "limit"},
+		{"limit=101", "limit"},
+		{"offset=-1", "offset"},
+		{"offset=10001", "offset"},
+		{"spell=on", "spell"},
+		{"type=a%20b", "type"},
+		{"cost=", "cost"},
+		{"bogus=1", "bogus"},
+	} {
+		r := s.get(t, "/v1/d/small/search/services?"+c.query)
+		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), `"`+c.param+`"`) {
+			t.Errorf("?%s: %d %s, want 400 naming %s", c.query, r.status, r.body, c.param)
+		}
+	}
+	for _, q := range []string{"", "q=clinic", "near=-33.87,151.2&radiusKm=2000&sort=distance", "offset=10000",
+		"openOn=weekends&openFrom=00:00&openTo=24:00", "postcode=2000&includeCatchment=false", "spell=off&q=clinc"} {
+		if r := s.get(t, "/v1/d/small/search/services?"+q); r.status != http.StatusOK {
+			t.Errorf("?%s: %d %s", q, r.status, r.body)
+		}
+	}
+}
