@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -46,6 +47,9 @@ func (w *writeTx) refreshSearch() error {
 	defer func() { w.searching, w.searchAll = nil, false }()
 	if filled == 0 || w.searchAll {
 		if err := w.allSearchDocs(); err != nil {
+			return err
+		}
+		if err := w.flushSearchWords(); err != nil {
 			return err
 		}
 		_, err := w.pub.ExecContext(w.ctx, "UPDATE projection SET search_filled = 1, search_epoch = search_epoch + 1 WHERE id = 1")
@@ -93,7 +97,7 @@ WHERE r.service_id = ? AND r.kind = 'role' ORDER BY r.public_id`, []any{id}, fun
 			return err
 		}
 	}
-	return nil
+	return w.flushSearchWords()
 }
 
 // searchedServices returns the services whose documents the write's changes bear on, in order.
@@ -214,13 +218,7 @@ func (w *writeTx) dropSearchDocs(service string) error {
 		return fmt.Errorf("read the search documents of %s: %w", service, err)
 	}
 	for _, d := range old {
-		for _, a := range dirsvc.ServedAudiences {
-			if bit := audienceBit(a); d.audiences&bit != 0 {
-				if err := w.exec(w.pub, fmt.Sprintf("DELETE FROM search_text_%d WHERE rowid = ?", bit), d.id); err != nil {
-					return fmt.Errorf("remove the words of %s: %w", service, err)
-				}
-			}
-		}
+		w.searchDropped = append(w.searchDropped, storedDoc{id: d.id, audiences: d.audiences})
 		if err := w.exec(w.pub, "DELETE FROM search_docs WHERE id = ?", d.id); err != nil {
 			return fmt.Errorf("remove a search document of %s: %w", service, err)
 		}
@@ -238,20 +236,71 @@ func (w *writeTx) putSearchDocs(service string, views map[int64]*dirsvc.ServiceV
 		return err
 	}
 	for _, d := range docs {
+		res, err := w.execResult(w.pub, "INSERT INTO search_docs (service_id, audiences, doc) VALUES (?, ?, ?)", service, d.audiences, d.doc)
 		var id int64
-		err := w.pub.QueryRowContext(w.ctx, "INSERT INTO search_docs (service_id, audiences, doc) VALUES (?, ?, ?) RETURNING id",
-			service, d.audiences, d.doc).Scan(&id)
+		if err == nil {
+			id, err = res.LastInsertId()
+		}
 		if err != nil {
 			return fmt.Errorf("store a search document of %s: %w", service, err)
 		}
-		for _, a := range dirsvc.ServedAudiences {
-			if bit := audienceBit(a); d.audiences&bit != 0 {
+		w.searchWords = append(w.searchWords, storedWords{storedDoc{id, d.audiences}, d.text})
+	}
+	return nil
+}
+
+// The words of the documents a write removes and adds wait in memory until it has made them all,
+// then go to each audience's full-text index in statements of many rows: the full-text index writes
+// what it holds in memory at every statement of the write, so a statement per document would make
+// it write, and then merge, as many small segments.
+
+// storedDoc is a stored search document's ID and audiences.
+type storedDoc struct{ id, audiences int64 }
+
+// storedWords is a stored search document with its words.
+type storedWords struct {
+	storedDoc
+	text searchText
+}
+
+// wordsPerStatement bounds the documents one statement adds to or removes from a full-text index
+// (each added takes 7 parameters).
+const wordsPerStatement = 500
+
+// flushSearchWords writes the words waiting in memory into the full-text indexes.
+func (w *writeTx) flushSearchWords() error {
+	defer func() { w.searchWords, w.searchDropped = nil, nil }()
+	for _, a := range dirsvc.ServedAudiences {
+		bit := audienceBit(a)
+		table := fmt.Sprintf("search_text_%d", bit)
+		var ids []any
+		for _, d := range w.searchDropped {
+			if d.audiences&bit != 0 {
+				ids = append(ids, d.id)
+			}
+		}
+		for chunk := range slices.Chunk(ids, wordsPerStatement) {
+			q := "DELETE FROM " + table + " WHERE rowid IN (?" + strings.Repeat(", ?", len(chunk)-1) + ")"
+			if _, err := w.pub.ExecContext(w.ctx, q, chunk...); err != nil {
+				return fmt.Errorf("remove the words of changed services: %w", err)
+			}
+		}
+		var rows []storedWords
+		for _, d := range w.searchWords {
+			if d.audiences&bit != 0 {
+				rows = append(rows, d)
+			}
+		}
+		for chunk := range slices.Chunk(rows, wordsPerStatement) {
+			args := make([]any, 0, 7*len(chunk))
+			for _, d := range chunk {
 				t := d.text
-				err := w.exec(w.pub, fmt.Sprintf(`INSERT INTO search_text_%d (rowid, name, specialties, organisation, place, practitioners, description)
-VALUES (?, ?, ?, ?, ?, ?, ?)`, bit), id, t.name, t.specialties, t.organisation, t.place, t.practitioners, t.description)
-				if err != nil {
-					return fmt.Errorf("store the words of %s: %w", service, err)
-				}
+				args = append(args, d.id, t.name, t.specialties, t.organisation, t.place, t.practitioners, t.description)
+			}
+			q := "INSERT INTO " + table + " (rowid, name, specialties, organisation, place, practitioners, description) VALUES " +
+				strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
+			if _, err := w.pub.ExecContext(w.ctx, q, args...); err != nil {
+				return fmt.Errorf("index the words of changed services: %w", err)
 			}
 		}
 	}

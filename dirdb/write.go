@@ -30,11 +30,21 @@ type writeTx struct {
 	// The records whose publication changed, for the search documents they bear on (searchwrite.go).
 	searching map[string]bool
 	searchAll bool // so many that every service's documents are made anew
+	// The search documents the write removed and added, whose words go to the full-text indexes
+	// when it has made them all (searchwrite.go).
+	searchDropped []storedDoc
+	searchWords   []storedWords
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
 // same few statements hundreds of thousands of times.
 func (w *writeTx) exec(tx *sql.Tx, query string, args ...any) error {
+	_, err := w.execResult(tx, query, args...)
+	return err
+}
+
+// execResult is exec, returning the statement's result.
+func (w *writeTx) execResult(tx *sql.Tx, query string, args ...any) (sql.Result, error) {
 	byQuery := w.stmts[tx]
 	if byQuery == nil {
 		byQuery = map[string]*sql.Stmt{}
@@ -44,12 +54,11 @@ func (w *writeTx) exec(tx *sql.Tx, query string, args ...any) error {
 	if !ok {
 		var err error
 		if st, err = tx.PrepareContext(w.ctx, query); err != nil {
-			return err
+			return nil, err
 		}
 		byQuery[query] = st
 	}
-	_, err := st.ExecContext(w.ctx, args...)
-	return err
+	return st.ExecContext(w.ctx, args...)
 }
 
 // write runs fn inside a write of the directory.

@@ -21,11 +21,11 @@ CREATE TABLE search_gone (
 -- The words of each document, one full-text index per served audience (bits 1, 2 and 4), so that
 -- an audience's ranking statistics hold only what it sees. Contentless: the text lives in the views.
 CREATE VIRTUAL TABLE search_text_1 USING fts5 (name, specialties, organisation, place, practitioners, description,
-    content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+    content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE search_text_2 USING fts5 (name, specialties, organisation, place, practitioners, description,
-    content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+    content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE search_text_4 USING fts5 (name, specialties, organisation, place, practitioners, description,
-    content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+    content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
 
 -- search_epoch changes whenever every document is made anew (a reader then reloads them all);
 -- search_filled is zero until the write path has made every service's documents.

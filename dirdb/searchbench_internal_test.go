@@ -1,0 +1,51 @@
+package dirdb
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"testing"
+
+	"github.com/dirsvc/dirsvc/primary/demo"
+)
+
+var searchServices = flag.Int("search-services", 10000, "services in the directory the search benchmarks use")
+
+// generated imports a generated directory of n services into a new store.
+func generated(b *testing.B, n int) *Directory {
+	b.Helper()
+	var file bytes.Buffer
+	if err := demo.Generate(&file, demo.Options{Slug: "bench", Country: "AU", Services: n, Seed: 1}); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	s, err := Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	d, err := s.CreateDirectory(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap := parseForTest(&testing.T{}, file.Bytes())
+	if _, err := d.Import(ctx, snap); err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// BenchmarkSearchDocumentsWhole measures making every service's search documents anew (what a
+// first import adds to its write), on a generated directory (-search-services, default 10,000).
+func BenchmarkSearchDocumentsWhole(b *testing.B) {
+	d := generated(b, *searchServices)
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := d.writer.Exec("UPDATE projection SET search_filled = 0"); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := d.write(ctx, func(*writeTx) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
