@@ -11,8 +11,9 @@ import (
 // withheld); a primary publishes again, before it serves, every directory whose stored views an
 // older version made, so the change reaches every copy without anyone importing again. Version 3
 // publishes the taxonomy as each audience sees it (ProjectTaxonomy), which files of earlier versions
-// lack.
-const ProjectionVersion = 3
+// lack. Version 4 publishes the collections each audience may see (ProjectCollection) and keys
+// services by their local types (lt:), so categories count them.
+const ProjectionVersion = 4
 
 // ProjectTaxonomy returns the taxonomy as audience a may see it, without any entry's audiences:
 // the local types a may see; the categories a may see that keep a platform type or a local type a

@@ -57,6 +57,8 @@ type DirectoryReader interface {
 	// Taxonomy returns the directory's taxonomy as audience a sees it (ProjectTaxonomy); ErrNotFound
 	// when the directory was never imported.
 	Taxonomy(ctx context.Context, a Audience) (*Published, error)
+	// Browser counts the services of categories and reads the published collections.
+	Browser
 }
 
 // ServiceQuery asks for a page of the service list. Each list filter matches any of its values; the

@@ -45,6 +45,9 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
 	if err := w.putTaxonomy(&snap.Taxonomy); err != nil {
 		return err
 	}
+	if err := w.putCollections(snap.Collections, dirsvc.Today(w.now, snap.Directory.TimeZone)); err != nil {
+		return err
+	}
 	// Every view is made now, by the current rules.
 	if _, err := w.pub.ExecContext(ctx, "UPDATE projection SET version = ? WHERE id = 1", dirsvc.ProjectionVersion); err != nil {
 		return fmt.Errorf("record the projection version: %w", err)

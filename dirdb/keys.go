@@ -8,8 +8,9 @@ import (
 )
 
 // listKey is a row of list_keys: a key a record is found by, and the audiences whose view carries it.
-// The keys are those of schema/directory/0002_list_keys.sql and, for site:, 0005_list_plans.sql, which
-// fill the table from published views the same way (a test holds them to the same result).
+// The keys are those of schema/directory/0002_list_keys.sql and, for site:, 0005_list_plans.sql (tc:
+// 0006, lt: 0010), which fill the table from published views the same way (a test holds them to the
+// same result).
 type listKey struct {
 	key       string
 	audiences int64
@@ -24,8 +25,11 @@ const (
 	// keyTypeCat is a service's type and category together ("tc:<type>|<category>"): a list
 	// filtered by both walks the services that have both, however many have each.
 	keyTypeCat = "tc:"
-	keyActive  = "active"
-	keyID      = "id:"
+	// keyLocal is a local type (a specialty) a service is tagged with, as the audience sees it: a
+	// category made of local types counts exactly the services that carry one of its keys.
+	keyLocal  = "lt:"
+	keyActive = "active"
+	keyID     = "id:"
 )
 
 // typeCat is the keyTypeCat key of a type and a category.
@@ -59,6 +63,9 @@ func keysOfView(v any) []string {
 		out = append(out, keyType+x.Type.Code)
 		if x.CategoryCode != nil {
 			out = append(out, keyCat+*x.CategoryCode, typeCat(x.Type.Code, *x.CategoryCode))
+		}
+		for _, lt := range x.Specialties {
+			out = append(out, keyLocal+lt.ID)
 		}
 		ids(x.Identifiers)
 	case *dirsvc.LocationView:

@@ -40,7 +40,7 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var backfill, sites, typeCats, times string
+	var backfill, sites, typeCats, locals, times string
 	for _, m := range migrations {
 		sql := m.SQL
 		if strings.Contains(m.Name, "list_keys") {
@@ -53,11 +53,14 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 		if strings.Contains(m.Name, "type_category_keys") {
 			typeCats = sql[strings.Index(sql, "INSERT INTO list_keys"):]
 		}
+		if strings.Contains(m.Name, "collection_views") {
+			locals = sql[strings.Index(sql, "INSERT INTO list_keys"):]
+		}
 	}
-	if backfill == "" || sites == "" || typeCats == "" {
+	if backfill == "" || sites == "" || typeCats == "" || locals == "" {
 		t.Fatal("no list_keys or list_plans migration")
 	}
-	if !strings.Contains(published, " site:") || !strings.Contains(published, " tc:") {
+	if !strings.Contains(published, " site:") || !strings.Contains(published, " tc:") || !strings.Contains(published, " lt:") {
 		t.Fatalf("publishing wrote no site or type-category keys\n%.500s", published)
 	}
 	if _, err := d.writer.ExecContext(ctx, "DELETE FROM list_keys"); err != nil {
@@ -70,6 +73,9 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := d.writer.ExecContext(ctx, typeCats); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.writer.ExecContext(ctx, locals); err != nil {
 		t.Fatal(err)
 	}
 	d.changed()

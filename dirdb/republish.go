@@ -91,7 +91,10 @@ func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {
 	if err := json.Unmarshal(taxDoc, &snap.Taxonomy); err != nil {
 		return nil, fmt.Errorf("decode source taxonomy: %w", err)
 	}
-	if err := w.eachRow(w.ops, "SELECT doc FROM source_collections ORDER BY slug", nil, func(rows scanner) error {
+	// In the order they were imported (putDirectory writes them in order into an emptied table): the
+	// directory's order is the order collections are shown in, and the snapshot must hash as the
+	// import did.
+	if err := w.eachRow(w.ops, "SELECT doc FROM source_collections ORDER BY rowid", nil, func(rows scanner) error {
 		var doc []byte
 		var c dirsvc.Collection
 		if err := rows.Scan(&doc); err != nil {

@@ -312,7 +312,7 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 		}
 		km := math.NaN()
 		if q.Near != nil && m.Point != nil {
-			km = haversineKm(q.Near.Lat, q.Near.Lon, m.Point.Lat, m.Point.Lon)
+			km = dirsvc.HaversineKm(q.Near.Lat, q.Near.Lon, m.Point.Lat, m.Point.Lon)
 		}
 		if q.RadiusKm > 0 && !(km <= q.RadiusKm) {
 			return
@@ -516,14 +516,3 @@ func facetsOf(docs []*memDoc) dirsvc.SearchFacets {
 
 // maxFacetValues bounds the values a facet lists, the most common first.
 const maxFacetValues = 50
-
-// earthRadiusKm is the mean radius of the Earth.
-const earthRadiusKm = 6371.0088
-
-// haversineKm is the great-circle distance between two points, in kilometres.
-func haversineKm(lat1, lon1, lat2, lon2 float64) float64 {
-	rad := math.Pi / 180
-	dLat, dLon := (lat2-lat1)*rad, (lon2-lon1)*rad
-	h := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLon/2)*math.Sin(dLon/2)
-	return 2 * earthRadiusKm * math.Asin(math.Min(1, math.Sqrt(h)))
-}

@@ -16,7 +16,7 @@ import (
 // FuzzRequest sends the read routes any path and query: the answer is never a 5xx, and an error is
 // always a problem body. The seed corpus is in testdata/fuzz/FuzzRequest.
 func FuzzRequest(f *testing.F) {
-	s := newTestServer(f, smallFixture(f))
+	s := newTestServer(f, browseFixture(f))
 	h := edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(),
 		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}, Keys: testKeys})
 	for _, seed := range []struct{ path, query string }{
@@ -38,6 +38,13 @@ func FuzzRequest(f *testing.F) {
 		{"/v1/d/small/organisations/org_harbour/leadership", ""},
 		{"/v1/d/small/identifiers/search", "system=abn&value=51+824+753+556"},
 		{"/v1/d/small/identifiers/search", "system=http://hl7.org.au/id/abn&value=%00"},
+		{"/v1/d/small/categories", ""},
+		{"/v1/d/small/categories/womens", "x=1"},
+		{"/v1/d/small/categories/" + strings.Repeat("a", 70), ""},
+		{"/v1/d/small/collections", "home=true"},
+		{"/v1/d/small/collections", "home=1&home=true"},
+		{"/v1/d/small/collections/care-near-you", ""},
+		{"/v1/d/small/collections/%E2%80%AE", ""},
 		{"/v1/d/small/search/services", "q=gp+ultimo&near=-33.88,151.2&radiusKm=2000&sort=distance&limit=100&offset=10000"},
 		{"/v1/d/small/search/services", "q=%22%2A%5E(OR)+NEAR/2+-x&type=gp,dentist&category=primary_care&cost=free&group=organisation"},
 		{"/v1/d/small/search/services", "openNow=true&openOn=weekdays&openFrom=23:59&openTo=24:00&afterHours=true&publicHolidays=true"},

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/primary"
@@ -67,6 +69,7 @@ func TestPublicOutputsOfTheDemoLeakNothing(t *testing.T) {
 		if r := scan("/v1/d/" + slug + "/taxonomy"); r.status != http.StatusOK {
 			t.Errorf("the taxonomy of %s: %d", slug, r.status)
 		}
+		scanBrowse(t, slug, snap, scan)
 		for _, q := range []string{"", "&group=organisation", "&q=health&sort=name"} {
 			for off := 0; ; off += 100 {
 				r := scan(fmt.Sprintf("/v1/d/%s/search/services?limit=100&offset=%d%s", slug, off, q))
@@ -127,5 +130,56 @@ func closeAndMerge(tb testing.TB, s *testServer, slug string, snap *dirsvc.Snaps
 	}
 	if _, err := w.Transition(ctx, ids[1], dirsvc.Transition{To: dirsvc.StateMerged, Survivor: ids[2]}); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// scanBrowse reads the categories and collections of a demo directory as the public, each category
+// and each collection the directory holds, hidden ones included: those hidden from the public must
+// answer exactly as missing ones, and no answer may hold a canary the public may not see. A
+// collection that starts later carries no marker (it is published for everyone), so it is looked
+// for by slug: it must be in no list and answer as a missing one.
+func scanBrowse(t *testing.T, slug string, snap *dirsvc.Snapshot, scan func(string) response) {
+	t.Helper()
+	base := "/v1/d/" + slug
+	today := dirsvc.Today(time.Now(), snap.Directory.TimeZone)
+	var later []string
+	for _, c := range snap.Collections {
+		if c.StartDate > today {
+			later = append(later, c.Slug)
+		}
+	}
+	if len(later) == 0 {
+		t.Errorf("%s holds no collection that starts later", slug)
+	}
+	for _, p := range []string{"/categories", "/collections", "/collections?home=true"} {
+		r := scan(base + p)
+		if r.status != http.StatusOK {
+			t.Errorf("GET %s%s: %d", base, p, r.status)
+		}
+		for _, s := range later {
+			if bytes.Contains(r.body, []byte(`"`+s+`"`)) {
+				t.Errorf("GET %s%s shows %s before its start date", base, p, s)
+			}
+		}
+	}
+	shown := map[int]int{}
+	missing := scan(base + "/categories/no_such_category").wire()
+	for _, c := range snap.Taxonomy.Categories {
+		r := scan(base + "/categories/" + c.Code)
+		shown[r.status]++
+		if r.status == http.StatusNotFound && r.wire() != missing {
+			t.Errorf("the hidden category %s answers differently from a missing one:\n%s", c.Code, r.wire())
+		}
+	}
+	missing = scan(base + "/collections/no-such-collection").wire()
+	for _, c := range snap.Collections {
+		r := scan(base + "/collections/" + c.Slug)
+		shown[r.status]++
+		if (r.status == http.StatusNotFound || slices.Contains(later, c.Slug)) && r.wire() != missing {
+			t.Errorf("the hidden collection %s answers differently from a missing one:\n%s", c.Slug, r.wire())
+		}
+	}
+	if shown[http.StatusOK] == 0 || shown[http.StatusNotFound] == 0 {
+		t.Errorf("%s: categories and collections answered %v; the scan needs shown and hidden ones", slug, shown)
 	}
 }

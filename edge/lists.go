@@ -138,7 +138,7 @@ func (s *Server) handleListServices(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.cacheTags(w, r, "services")
+	s.cacheTags(w, r, dirTag(r, "services"))
 	s.writeList(w, r, viewer.Audience, page, sq.Limit, key)
 }
 
@@ -177,7 +177,7 @@ func (s *Server) handleListPractitioners(w http.ResponseWriter, r *http.Request)
 			return
 		}
 	}
-	s.cacheTags(w, r, "practitioners")
+	s.cacheTags(w, r, dirTag(r, "practitioners"))
 	s.writeList(w, r, viewer.Audience, page, limit, key)
 }
 

@@ -282,7 +282,7 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 			etag, f = s.composed(body)
 		}
 	}
-	s.cacheTags(w, r, v.PublicID)
+	s.cacheTags(w, r, dirTag(r, v.PublicID))
 	s.writeView(w, r, rd, body, etag, f, addresses)
 }
 

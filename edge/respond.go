@@ -41,22 +41,21 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, a dirsvc.Audi
 }
 
 // cacheTags names what an anonymous public answer depends on, so a cache in front can purge it when
-// the directory changes: Surrogate-Key (space-separated) and Cache-Tag (comma-separated) carry the
-// same tags. Private answers are never stored and carry none.
+// the directory changes. The tags go in one header, Cache-Tag, comma-separated (the convention of
+// Cloudflare, which others follow): dir:<slug> on every answer, then the answer's own tags (see
+// dirTag and README's list). Private answers are never stored and carry none.
 func (s *Server) cacheTags(w http.ResponseWriter, r *http.Request, tags ...string) {
 	if tokenFrom(r.Context()) != nil {
 		return
 	}
-	dir := r.PathValue("dir")
 	all := make([]string, 0, len(tags)+1)
-	all = append(all, "dir:"+dir)
-	for _, t := range tags {
-		all = append(all, dir+":"+t)
-	}
-	h := w.Header()
-	h.Set("Surrogate-Key", strings.Join(all, " "))
-	h.Set("Cache-Tag", strings.Join(all, ","))
+	all = append(all, "dir:"+r.PathValue("dir"))
+	w.Header().Set("Cache-Tag", strings.Join(append(all, tags...), ","))
 }
+
+// dirTag is the cache tag of one thing of the request's directory: <slug>:<name>, where name is a
+// record's public ID, a list (services, practitioners), the taxonomy or the collections.
+func dirTag(r *http.Request, name string) string { return r.PathValue("dir") + ":" + name }
 
 // composed returns the entity tag of a body composed at read time, and where its coded forms are
 // kept.

@@ -25,6 +25,12 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/d/{dir}/taxonomy", s.read(s.handleGetTaxonomy))
 	// A read with a body (the position must stay out of URLs and logs): served here, never forwarded.
 	s.handleCopyFree("POST /v1/d/{dir}/localities/nearest", s.read(s.handleNearestLocality))
+	// Category counts read list_keys_key alone (dirdb/browse.go); a category's places and a
+	// collection's cards read a row or a few per service, up to a category's or a collection's size.
+	s.mux.HandleFunc("GET /v1/d/{dir}/categories", s.read(s.handleListCategories))
+	s.handleExpensive("GET /v1/d/{dir}/categories/{code}", s.handleGetCategory)
+	s.mux.HandleFunc("GET /v1/d/{dir}/collections", s.read(s.handleListCollections))
+	s.mux.HandleFunc("GET /v1/d/{dir}/collections/{slug}", s.read(s.handleGetCollection))
 	s.mux.HandleFunc("GET /v1/openapi.json", s.read(s.handleGetOpenAPI))
 	s.mux.HandleFunc("GET /oauth/jwks.json", s.read(s.handleGetJWKS)) // JWKSPath
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)

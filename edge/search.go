@@ -389,7 +389,7 @@ func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.cacheTags(w, r, "services")
+	s.cacheTags(w, r, dirTag(r, "services"))
 	s.writeJSON(w, r, viewer.Audience, body)
 }
 

@@ -26,6 +26,6 @@ func (s *Server) handleGetTaxonomy(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	s.cacheTags(w, r, "taxonomy")
+	s.cacheTags(w, r, dirTag(r, "taxonomy"))
 	s.writeJSON(w, r, dirsvc.Public, p.Body)
 }

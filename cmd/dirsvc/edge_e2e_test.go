@@ -166,12 +166,12 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 	// records included.
 	for _, p := range []string{"/v1/d/small/services/svc_gp", "/v1/d/small/services?limit=5", "/v1/d/small/organisations/org_harbour",
 		"/v1/d/small/services/svc_missing", "/v1/d/nowhere/services/svc_gp", "/v1/d/small/developers",
-		"/v1/d/small/taxonomy",
+		"/v1/d/small/taxonomy", "/v1/d/small/categories", "/v1/d/small/categories/primary_care",
 		// hidden from the public, closed, merged, taken down
 		"/v1/d/small/locations/loc_unlisted", "/v1/d/small/services/svc_closed", "/v1/d/small/services/svc_old",
 		"/v1/d/small/services/svc_down"} {
 		at, want := get(t, c.edge, p, nil), get(t, c.primary, p, nil)
-		if p == "/v1/d/small/taxonomy" && at.status != 200 {
+		if (strings.Contains(p, "/taxonomy") || strings.Contains(p, "/categories")) && at.status != 200 {
 			t.Errorf("GET %s at the edge: %d %s", p, at.status, at.body)
 		}
 		want.body = bytes.ReplaceAll(want.body, []byte(c.primary), []byte(c.edge)) // addresses come from the Host
@@ -309,6 +309,26 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 	next := "/v1/d/extra/services?limit=3&cursor=" + page.NextCursor
 	if at, want := get(t, c.edge, next, nil), get(t, c.primary, next, nil); at.status != 200 || !bytes.Equal(at.body, want.body) {
 		t.Errorf("the primary's cursor at the edge: %d %s\nat the primary: %d %s", at.status, at.body, want.status, want.body)
+	}
+
+	// A generated directory's categories and collections (with result cards) answer the same bytes
+	// at the edge, from its copy, as at the primary; a collection for professionals is missing for
+	// the public at both.
+	for _, p := range []string{"/v1/d/extra/categories", "/v1/d/extra/categories/mental_health", "/v1/d/extra/collections",
+		"/v1/d/extra/collections?home=true", "/v1/d/extra/collections/mental-health-support", "/v1/d/extra/collections/referral-pathways"} {
+		at, want := get(t, c.edge, p, nil), get(t, c.primary, p, nil)
+		wantStatus := 200
+		if strings.HasSuffix(p, "/referral-pathways") {
+			wantStatus = 404
+		}
+		if at.status != wantStatus || at.status != want.status || !bytes.Equal(at.body, want.body) {
+			t.Errorf("GET %s: edge %d %s\nprimary %d %s", p, at.status, at.body, want.status, want.body)
+		}
+		resp, err := checked.Get("http://" + c.edge + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
 	}
 
 	// Health and metrics name the role and each copy's position.

@@ -57,7 +57,8 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 	edgetest.NewChecker(t) // validates the document against the OpenAPI 3.1 schema
 
 	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
-		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy", "searchServices", "getNearestLocality", "getOpenAPI",
+		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy", "searchServices", "getNearestLocality",
+		"listCategories", "getCategory", "listCollections", "getCollection", "getOpenAPI",
 		"requestToken", "getJWKS", "putRecord", "transitionRecord"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
@@ -604,8 +605,8 @@ func TestCheckerCatchesProblems(t *testing.T) {
 			resp: response{200, listHeaders(), `{"items":[],"limit":50}`},
 			want: []string{"nextCursor"}},
 		{name: "service list with cache tags of a record", target: "/v1/d/demo/services",
-			resp: response{200, listHeaders("Surrogate-Key", "dir:demo demo:services,x"), `{"items":[],"limit":50,"nextCursor":null}`},
-			want: []string{"Surrogate-Key"}},
+			resp: response{200, listHeaders("Cache-Tag", "dir:demo,demo:services x"), `{"items":[],"limit":50,"nextCursor":null}`},
+			want: []string{"Cache-Tag"}},
 		{name: "401 without WWW-Authenticate", target: "/v1/d/demo/services",
 			resp: response{401, problemHeaders(), `{"type":"/problems/invalid-token","title":"Invalid access token","status":401,"code":"invalid-token"}`},
 			want: []string{"WWW-Authenticate"}},

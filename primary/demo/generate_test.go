@@ -499,7 +499,9 @@ func (a *audit) run() {
 	}
 	for _, c := range d.Collections {
 		aud := c.VisibleTo.Or(dirsvc.Everyone)
-		if c.Draft || c.StartDate != "" && c.StartDate > today || c.EndDate != "" && c.EndDate < today {
+		// A collection that starts later is published for its audiences (each copy shows it from its
+		// start date), so it carries their marker; drafts and ended ones are never published.
+		if c.Draft || c.EndDate != "" && c.EndDate < today {
 			aud = dirsvc.StaffOnly
 		}
 		a.text("collection "+c.Slug, c.Title, aud)

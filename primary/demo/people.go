@@ -471,8 +471,10 @@ func (g *gen) collectionPlans() []*collPlan {
 			Description: withMarker("Clinics offering flu vaccinations during winter 2023.", staffOnly),
 			StartDate:   "2023-04-01", EndDate: "2023-09-30", Search: "q=flu+vaccination"},
 			want: isCode("gp", "pharmacy"), max: 6},
-		{c: dirsvc.Collection{Slug: "new-urgent-care-clinics", Title: withMarker("New urgent care clinics", staffOnly),
-			Description: withMarker("Urgent care clinics opening in 2040.", staffOnly),
+		// Published for everyone, so that every copy shows it from its start date: unmarked; the
+		// edge's tests check that it is left out before then.
+		{c: dirsvc.Collection{Slug: "new-urgent-care-clinics", Title: "New urgent care clinics",
+			Description: "Urgent care clinics opening in 2040.",
 			StartDate:   "2040-07-01", Search: "type=after_hours_gp"},
 			want: isCode("after_hours_gp", "gp"), max: 5},
 	}
