@@ -192,3 +192,22 @@ func ResultCardOf(s *ServiceView, site *LocationView, roles []*RoleView) ResultC
 	}
 	return c
 }
+
+// Suggestion is an autocomplete suggestion (GET autocomplete): a service type, a place or an
+// organisation the caller may find, with how many of the services it finds there are.
+type Suggestion struct {
+	Kind  string `json:"kind"`  // SuggestType, SuggestPlace or SuggestOrganisation
+	Label string `json:"label"` // as shown
+	// Search is the search/services query that finds what the suggestion names: type=, category=,
+	// postcode= or q=.
+	Search   string `json:"search"`
+	PublicID string `json:"publicId,omitempty"` // an organisation's
+	Services int    `json:"services"`
+}
+
+// Suggestion kinds.
+const (
+	SuggestType         = "type"
+	SuggestPlace        = "place"
+	SuggestOrganisation = "organisation"
+)

@@ -188,3 +188,55 @@ func withoutWords(t *testing.T, r response) string {
 	}
 	return string(b)
 }
+
+// TestAutocompleteAsEveryTier asks every tier for suggestions by the first letters of every word of
+// the demo directory's canaries and names: no answer carries a canary the tier may not see, each
+// suggestion's search finds services, anonymous answers are cached as section 8 says, and q is
+// required and bounded.
+func TestAutocompleteAsEveryTier(t *testing.T) {
+	file := demoFiles(t)["demo"]
+	s := newTestServer(t, file)
+	prefixes := []string{"can", "canary", "canary st", "canary pa", "canary pro", "canary pub", "gp", "cl", "me", "ph", "sy", "a"}
+	for _, c := range tierCallers(t, "demo", "state:nsw") {
+		if c.name == "public client" {
+			continue // no search:read
+		}
+		t.Run(c.name, func(t *testing.T) {
+			kinds := map[string]int{}
+			for _, p := range prefixes {
+				r := s.getAs(t, c.tok, "/v1/d/demo/autocomplete?q="+url.QueryEscape(p))
+				if r.status != http.StatusOK {
+					t.Fatalf("autocomplete %q: %d %s", p, r.status, r.body)
+				}
+				if leaks := demo.Leaks(append([]byte(fmt.Sprint(r.header)), r.body...), c.aud); len(leaks) > 0 {
+					t.Errorf("autocomplete %q leaks %v to %s", p, leaks, c.name)
+				}
+				want := "private, no-store"
+				if c.tok == "" {
+					want = "public, max-age=60, s-maxage=300"
+				}
+				if got := r.header.Get("Cache-Control"); got != want {
+					t.Errorf("Cache-Control %q, want %q", got, want)
+				}
+				for _, x := range r.json(t)["suggestions"].([]any) {
+					sg := x.(map[string]any)
+					kinds[sg["kind"].(string)]++
+					found := s.getAs(t, c.tok, "/v1/d/demo/search/services?limit=1&"+sg["search"].(string))
+					if found.status != http.StatusOK || found.json(t)["total"].(float64) == 0 {
+						t.Errorf("suggestion %v finds nothing: %d %s", sg, found.status, found.body)
+					}
+				}
+			}
+			for _, k := range []string{"type", "place", "organisation"} {
+				if kinds[k] == 0 {
+					t.Errorf("no %s suggested to %s: %v", k, c.name, kinds)
+				}
+			}
+		})
+	}
+	for _, q := range []string{"", "q=", "q=" + strings.Repeat("a", 101), "q=a&q=b", "x=1"} {
+		if r := s.get(t, "/v1/d/demo/autocomplete?"+q); r.status != http.StatusBadRequest {
+			t.Errorf("?%s: %d %s", q, r.status, r.body)
+		}
+	}
+}

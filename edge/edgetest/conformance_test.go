@@ -80,6 +80,7 @@ var goTypes = map[string]any{
 	"OrganisationHit": edge.OrganisationHit{}, "ResultCard": dirsvc.ResultCard{}, "CardLocation": dirsvc.CardLocation{},
 	"PractitionerLink": dirsvc.PractitionerLink{}, "SearchFacets": dirsvc.SearchFacets{}, "FacetCount": dirsvc.FacetCount{},
 	"Correction": dirsvc.Correction{}, "PlaceRead": dirsvc.PlaceRead{},
+	"Suggestions": edge.Suggestions{}, "Suggestion": dirsvc.Suggestion{},
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:
@@ -576,6 +577,11 @@ func (c *catalog) Identified(_ context.Context, v dirsvc.Viewer, system, value s
 	return out, nil
 }
 
+// Suggest suggests the type gp for any text (suggestions are not modelled here).
+func (c *catalog) Suggest(context.Context, dirsvc.Viewer, string, int) ([]dirsvc.Suggestion, error) {
+	return []dirsvc.Suggestion{{Kind: dirsvc.SuggestType, Label: "GP", Search: "type=gp", Services: 1}}, nil
+}
+
 // SearchServices finds every live service the viewer may see, by organisation when asked (words,
 // places and filters are not modelled here).
 func (c *catalog) SearchServices(_ context.Context, v dirsvc.Viewer, q dirsvc.SearchQuery) (dirsvc.SearchResult, error) {
@@ -874,6 +880,9 @@ func TestEdgeAnswersMatchDocument(t *testing.T) {
 		// Service search: result cards of every shape (a full and a minimal service), by organisation
 		// too, and bad parameters.
 		{"/v1/d/demo/search/services", 200, nil},
+		{"/v1/d/demo/autocomplete?q=g", 200, nil},
+		{"/v1/d/demo/autocomplete", 400, nil},
+		{"/v1/d/demo/autocomplete?q=" + strings.Repeat("a", 101), 400, nil},
 		{"/v1/d/demo/search/services?q=clinic&near=-33.87,151.2&radiusKm=25&sort=distance&limit=5&offset=0", 200, nil},
 		{"/v1/d/demo/search/services?group=organisation&openNow=true&openOn=weekdays&openFrom=09:00&openTo=17:00", 200, nil},
 		{"/v1/d/demo/search/services?radiusKm=5", 400, nil},
