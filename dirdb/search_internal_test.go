@@ -340,3 +340,19 @@ func TestSearchReadsPlacesAndSpelling(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstInOrderIsTheSortedPrefix compares firstInOrder with a whole sort, for every k.
+func TestFirstInOrderIsTheSortedPrefix(t *testing.T) {
+	xs := make([]int, 500)
+	for i := range xs {
+		xs[i] = (i * 7919) % 211 // repeats, in no order
+	}
+	want := slices.Clone(xs)
+	slices.Sort(want)
+	for k := 0; k <= len(xs)+1; k++ {
+		got := firstInOrder(slices.Clone(xs), k, func(a, b int) int { return a - b })
+		if !slices.Equal(got, want[:min(k, len(want))]) {
+			t.Fatalf("k=%d: %v", k, got)
+		}
+	}
+}

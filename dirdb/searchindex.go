@@ -23,11 +23,17 @@ import (
 type searchIndex struct {
 	mu       sync.RWMutex
 	vmu      sync.Mutex // vocab and localities
-	gen      uint64     // the file's generation it was brought up to (records.gen), plus one
+	lmu      sync.Mutex // loading and loadErr
+	loading  chan struct{}
+	loadErr  error
+	gen      uint64 // the file's generation it was brought up to (records.gen), plus one
 	epoch    int64
 	lastID   int64
 	lastGone int64
 	docs     map[int64]*memDoc
+	// Every facet value any document held since the index was made, numbered.
+	values   []facetValue
+	valueIDs map[facetValue]uint32
 	// By audience bit, made when first needed after the index moved on: the vocabulary of its
 	// full-text index, and the localities of its documents' sites with their postcodes.
 	vocab      map[int64]*vocabulary
@@ -39,20 +45,58 @@ type memDoc struct {
 	id        int64
 	service   string
 	audiences int64
-	nameKey   string // the name as sorted
+	nameKey   string   // the name as sorted
+	nameRank  int32    // its place in the order of names (rankNames)
+	facets    []uint32 // its facet values' numbers (searchIndex.values)
 	searchDoc
 }
 
-// fresh brings the index up to the file, under the directory's gate.
+// freshSearch brings the index up to the file; the caller must not hold the directory's gate. The
+// reading is done once for all the searches that wait for it, by a goroutine of its own that no
+// request's end or time budget interrupts (loading a large directory's documents takes longer than
+// one request may wait); each search waits for it as long as its context allows.
 func (d *Directory) freshSearch(ctx context.Context) error {
 	idx := &d.search
-	gen := d.records.gen.Load() + 1
-	idx.mu.RLock()
-	current := idx.gen == gen
-	idx.mu.RUnlock()
-	if current {
-		return nil
+	for {
+		gen := d.records.gen.Load() + 1
+		idx.mu.RLock()
+		current := idx.gen == gen
+		idx.mu.RUnlock()
+		if current {
+			return nil
+		}
+		idx.lmu.Lock()
+		if idx.loading == nil {
+			done := make(chan struct{})
+			idx.loading = done
+			go func() {
+				err := d.longRead(context.Background(), d.loadSearch)
+				idx.lmu.Lock()
+				idx.loading, idx.loadErr = nil, err
+				idx.lmu.Unlock()
+				close(done)
+			}()
+		}
+		done := idx.loading
+		idx.lmu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		idx.lmu.Lock()
+		err := idx.loadErr
+		idx.lmu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
+}
+
+// loadSearch reads the documents stored since the index last looked, under the directory's gate.
+func (d *Directory) loadSearch(ctx context.Context) error {
+	idx := &d.search
+	gen := d.records.gen.Load() + 1
 	idx.mu.Lock()
 	defer idx.mu.Unlock()
 	if idx.gen == gen {
@@ -69,6 +113,7 @@ func (d *Directory) freshSearch(ctx context.Context) error {
 	}
 	if epoch != idx.epoch || idx.docs == nil {
 		idx.docs, idx.lastID, idx.lastGone, idx.epoch = map[int64]*memDoc{}, 0, 0, epoch
+		idx.values, idx.valueIDs = nil, map[facetValue]uint32{}
 		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM search_gone").Scan(&idx.lastGone); err != nil {
 			return fmt.Errorf("read removed search documents: %w", err)
 		}
@@ -105,14 +150,31 @@ func (d *Directory) freshSearch(ctx context.Context) error {
 			return fmt.Errorf("decode the search document %d: %w", m.id, err)
 		}
 		m.nameKey = strings.ToLower(m.Name)
+		m.facets = idx.facetsOfDoc(m)
 		idx.docs[m.id] = m
 		idx.lastID = max(idx.lastID, m.id)
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	idx.rankNames()
 	idx.gen, idx.vocab, idx.localities = gen, map[int64]*vocabulary{}, map[int64]map[string][]string{}
 	return nil
+}
+
+// rankNames numbers the documents in the order of their names (then services), so that sorting a
+// match set by name compares numbers. The caller holds the index's lock for writing.
+func (idx *searchIndex) rankNames() {
+	all := make([]*memDoc, 0, len(idx.docs))
+	for _, m := range idx.docs {
+		all = append(all, m)
+	}
+	slices.SortFunc(all, func(a, b *memDoc) int {
+		return cmp.Or(strings.Compare(a.nameKey, b.nameKey), strings.Compare(a.service, b.service), cmp.Compare(a.id, b.id))
+	})
+	for i, m := range all {
+		m.nameRank = int32(i)
+	}
 }
 
 // The weights of the full-text columns in a search's ranking (bm25), in the tables' column order:
@@ -266,7 +328,7 @@ func (d *Directory) textMatches(ctx context.Context, bit int64, query string) (m
 func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsvc.SearchQuery) (dirsvc.SearchResult, error) {
 	var res dirsvc.SearchResult
 	if !v.Narrowing.AllowsKind(dirsvc.KindService) {
-		res.Facets = facetsOf(nil)
+		res.Facets = dirsvc.SearchFacets{}.Listed()
 		return res, nil
 	}
 	bit := audienceBit(v.Audience)
@@ -276,10 +338,10 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 	}
 	var scores map[int64]float64
 	var words [][]string
+	if err := d.freshSearch(ctx); err != nil {
+		return res, fmt.Errorf("search services: %w", err)
+	}
 	err = d.longRead(ctx, func(ctx context.Context) error {
-		if err := d.freshSearch(ctx); err != nil {
-			return err
-		}
 		d.search.mu.RLock()
 		defer d.search.mu.RUnlock()
 		var err error
@@ -330,16 +392,13 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 			consider(m, 0)
 		}
 	}
-	idx.mu.RUnlock()
-
 	docs := make([]*memDoc, len(hits))
 	for i, h := range hits {
 		docs[i] = h.doc
 	}
-	res.Total, res.Facets = len(hits), facetsOf(docs)
-	byName := func(a, b found) int {
-		return cmp.Or(strings.Compare(a.doc.nameKey, b.doc.nameKey), strings.Compare(a.doc.service, b.doc.service))
-	}
+	res.Total, res.Facets = len(hits), idx.facetsOf(docs)
+	idx.mu.RUnlock()
+	byName := func(a, b found) int { return cmp.Compare(a.doc.nameRank, b.doc.nameRank) }
 	byDistance := func(a, b found) int {
 		an, bn := math.IsNaN(a.km), math.IsNaN(b.km)
 		switch {
@@ -352,13 +411,17 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 		}
 		return cmp.Or(cmp.Compare(a.km, b.km), byName(a, b))
 	}
+	order := func(a, b found) int { return cmp.Or(cmp.Compare(a.score, b.score), byName(a, b)) }
 	switch {
 	case q.Sort == dirsvc.SortDistance && q.Near != nil:
-		slices.SortFunc(hits, byDistance)
+		order = byDistance
 	case q.Sort == dirsvc.SortName || scores == nil:
-		slices.SortFunc(hits, byName)
-	default:
-		slices.SortFunc(hits, func(a, b found) int { return cmp.Or(cmp.Compare(a.score, b.score), byName(a, b)) })
+		order = byName
+	}
+	if q.ByOrganisation {
+		slices.SortFunc(hits, order)
+	} else {
+		hits = firstInOrder(hits, q.Offset+q.Limit, order)
 	}
 	hitOf := func(h found) dirsvc.SearchHit {
 		hit := dirsvc.SearchHit{PublicID: h.doc.service, Organisation: h.doc.Organisation}
@@ -395,6 +458,46 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 		res.Hits = append(res.Hits, hitOf(h))
 	}
 	return res, nil
+}
+
+// firstInOrder returns the first k of xs in the order cmp gives, sorted, keeping a heap of the k
+// best seen: a page of a large match set costs about one comparison a match rather than a sort.
+func firstInOrder[T any](xs []T, k int, cmp func(a, b T) int) []T {
+	if k >= len(xs)/4 {
+		slices.SortFunc(xs, cmp)
+		return xs[:min(k, len(xs))]
+	}
+	h := make([]T, 0, k) // a max-heap by cmp: h[0] is the worst kept
+	down := func(i int) {
+		for {
+			l, r, w := 2*i+1, 2*i+2, i
+			if l < len(h) && cmp(h[l], h[w]) > 0 {
+				w = l
+			}
+			if r < len(h) && cmp(h[r], h[w]) > 0 {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for _, x := range xs {
+		switch {
+		case len(h) < k:
+			h = append(h, x)
+			for i := len(h) - 1; i > 0 && cmp(h[i], h[(i-1)/2]) > 0; i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		case k > 0 && cmp(x, h[0]) < 0:
+			h[0] = x
+			down(0)
+		}
+	}
+	slices.SortFunc(h, cmp)
+	return h
 }
 
 // maxGroupedHits bounds the services a search by organisation returns with its page.
@@ -475,43 +578,82 @@ func inArea(m *memDoc, area string, located bool) bool {
 	})
 }
 
-// facetsOf counts the values of each facet among the documents.
-func facetsOf(docs []*memDoc) dirsvc.SearchFacets {
-	counts := make([]map[string]int, 9)
-	for i := range counts {
-		counts[i] = map[string]int{}
-	}
-	one := func(i int, v string) {
-		if v != "" {
-			counts[i][v]++
-		}
-	}
-	each := func(i int, vs []string) {
+// The facets of a search, in the order of dirsvc.SearchFacets' fields.
+const (
+	facetType = iota
+	facetCategory
+	facetOwnership
+	facetLocalTypes
+	facetCost
+	facetDelivery
+	facetLanguage
+	facetTargetGroup
+	facetProgram
+	facetCount
+)
+
+// facetValue is a facet's value, interned: documents hold their values' numbers, so counting a
+// match set's facets is adding to a slice.
+type facetValue struct {
+	facet int
+	value string
+}
+
+// facetsOfDoc returns the numbers of a document's facet values, interning new ones. The caller
+// holds the index's lock for writing.
+func (idx *searchIndex) facetsOfDoc(m *memDoc) []uint32 {
+	var out []uint32
+	add := func(facet int, vs ...string) {
 		for _, v := range vs {
-			one(i, v)
+			if v == "" {
+				continue
+			}
+			k := facetValue{facet, v}
+			n, ok := idx.valueIDs[k]
+			if !ok {
+				n = uint32(len(idx.values))
+				idx.values = append(idx.values, k)
+				idx.valueIDs[k] = n
+			}
+			out = append(out, n)
 		}
 	}
+	add(facetType, m.Type)
+	add(facetCategory, m.Category)
+	add(facetOwnership, m.Ownership)
+	add(facetLocalTypes, m.LocalTypes...)
+	add(facetCost, m.Cost)
+	add(facetDelivery, m.Delivery...)
+	add(facetLanguage, m.Languages...)
+	add(facetTargetGroup, m.TargetGroups...)
+	add(facetProgram, m.Programs...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// facetsOf counts the values of each facet among the documents. The caller holds the index's lock
+// for reading.
+func (idx *searchIndex) facetsOf(docs []*memDoc) dirsvc.SearchFacets {
+	counts := make([]int, len(idx.values))
 	for _, m := range docs {
-		one(0, m.Type)
-		one(1, m.Category)
-		one(2, m.Ownership)
-		each(3, m.LocalTypes)
-		one(4, m.Cost)
-		each(5, m.Delivery)
-		each(6, m.Languages)
-		each(7, m.TargetGroups)
-		each(8, m.Programs)
-	}
-	list := func(i int) []dirsvc.FacetCount {
-		out := make([]dirsvc.FacetCount, 0, len(counts[i]))
-		for v, n := range counts[i] {
-			out = append(out, dirsvc.FacetCount{Value: v, Count: n})
+		for _, n := range m.facets {
+			counts[n]++
 		}
-		slices.SortFunc(out, func(a, b dirsvc.FacetCount) int { return cmp.Or(b.Count-a.Count, strings.Compare(a.Value, b.Value)) })
-		return out[:min(len(out), maxFacetValues)]
 	}
-	return dirsvc.SearchFacets{Type: list(0), Category: list(1), Ownership: list(2), LocalTypes: list(3), Cost: list(4),
-		Delivery: list(5), Language: list(6), TargetGroup: list(7), Program: list(8)}
+	lists := make([][]dirsvc.FacetCount, facetCount)
+	for n, c := range counts {
+		if c > 0 {
+			v := idx.values[n]
+			lists[v.facet] = append(lists[v.facet], dirsvc.FacetCount{Value: v.value, Count: c})
+		}
+	}
+	for i, l := range lists {
+		slices.SortFunc(l, func(a, b dirsvc.FacetCount) int { return cmp.Or(b.Count-a.Count, strings.Compare(a.Value, b.Value)) })
+		lists[i] = l[:min(len(l), maxFacetValues)]
+	}
+	return dirsvc.SearchFacets{Type: lists[facetType], Category: lists[facetCategory], Ownership: lists[facetOwnership],
+		LocalTypes: lists[facetLocalTypes], Cost: lists[facetCost], Delivery: lists[facetDelivery],
+		Language: lists[facetLanguage], TargetGroup: lists[facetTargetGroup], Program: lists[facetProgram]}.Listed()
 }
 
 // maxFacetValues bounds the values a facet lists, the most common first.

@@ -31,7 +31,7 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 	case err != dirsvc.ErrNotFound:
 		return nil, err
 	}
-	if err := d.longRead(ctx, d.freshSearch); err != nil {
+	if err := d.freshSearch(ctx); err != nil {
 		return nil, fmt.Errorf("suggest: %w", err)
 	}
 	bit := audienceBit(v.Audience)
