@@ -54,6 +54,9 @@ type DirectoryReader interface {
 	// the query: a page of them, their total and their facets. A word, value or position hidden from
 	// the viewer's audience finds, counts and ranks nothing.
 	SearchServices(ctx context.Context, v Viewer, q SearchQuery) (SearchResult, error)
+	// SearchOrganisations finds the organisations with at least one service the viewer may find
+	// that meets the query, A to Z.
+	SearchOrganisations(ctx context.Context, v Viewer, q OrganisationQuery) (OrganisationResult, error)
 	// Suggest returns up to limit suggestions of each kind (service types, places, organisations)
 	// whose words start with the text's, among the services the viewer may find, most services first.
 	Suggest(ctx context.Context, v Viewer, text string, limit int) ([]Suggestion, error)

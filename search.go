@@ -211,3 +211,52 @@ const (
 	SuggestPlace        = "place"
 	SuggestOrganisation = "organisation"
 )
+
+// OrganisationQuery asks for the organisations with at least one service the caller may find
+// (GET search/organisations): by words of the name, first letter, category or type, and place.
+type OrganisationQuery struct {
+	Words      string   // each word must start a word of the name
+	Letter     string   // the name's first letter, A to Z, or # for any other first character
+	Categories []string // as SearchQuery's
+	Types      []string
+	Areas      []string // a service located in one, whose catchment reaches one, or serving the country
+	Limit      int
+	Offset     int
+}
+
+// OrganisationResult is a page of organisations found, A to Z, their total and their facets.
+type OrganisationResult struct {
+	Total  int
+	Items  []OrganisationFound
+	Facets OrganisationFacets
+}
+
+// OrganisationFound is an organisation found with what its services found offer: their number,
+// their local types (specialties) and platform types (codes, the most common first) and places.
+type OrganisationFound struct {
+	PublicID   string
+	Name       string
+	Services   int
+	LocalTypes []string
+	Types      []string
+	Places     []string // "Locality STATE postcode" of its services' sites, the most common first
+}
+
+// Listed returns the facets with every facet a list, empty when no organisation has a value of it.
+func (f OrganisationFacets) Listed() OrganisationFacets {
+	for _, l := range []*[]FacetCount{&f.Letter, &f.Category, &f.Region, &f.Place} {
+		if *l == nil {
+			*l = []FacetCount{}
+		}
+	}
+	return f
+}
+
+// OrganisationFacets count the organisations found by the first letter of their name, and by the
+// categories, regions (states) and places (localities) of their services found.
+type OrganisationFacets struct {
+	Letter   []FacetCount `json:"letter"`
+	Category []FacetCount `json:"category"`
+	Region   []FacetCount `json:"region"`
+	Place    []FacetCount `json:"place"`
+}

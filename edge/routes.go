@@ -22,6 +22,7 @@ func (s *Server) routes() {
 	s.handleExpensive("GET /v1/d/{dir}/identifiers/search", s.handleSearchIdentifiers)
 	s.handleExpensive("GET /v1/d/{dir}/search/services", s.handleSearchServices)
 	s.mux.HandleFunc("GET /v1/d/{dir}/autocomplete", s.read(s.handleAutocomplete))
+	s.handleExpensive("GET /v1/d/{dir}/search/organisations", s.handleSearchOrganisations)
 	s.mux.HandleFunc("GET /v1/d/{dir}/developers", s.read(s.handleGetDevelopers))
 	s.mux.HandleFunc("GET /v1/d/{dir}/taxonomy", s.read(s.handleGetTaxonomy))
 	// A read with a body (the position must stay out of URLs and logs): served here, never forwarded.

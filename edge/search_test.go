@@ -240,3 +240,78 @@ func TestAutocompleteAsEveryTier(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchOrganisationsAsEveryTier checks, for every tier, that the organisations found without
+// filters are exactly those of the services a search finds, A to Z, that no answer carries a canary
+// of another tier, and that the letter filter and facet agree.
+func TestSearchOrganisationsAsEveryTier(t *testing.T) {
+	file := demoFiles(t)["demo"]
+	s := newTestServer(t, file)
+	for _, c := range tierCallers(t, "demo", "state:nsw") {
+		if c.name == "public client" {
+			continue // no search:read
+		}
+		t.Run(c.name, func(t *testing.T) {
+			want := map[string]bool{}
+			for off := 0; ; off += 100 {
+				m := s.getAs(t, c.tok, fmt.Sprintf("/v1/d/demo/search/services?limit=100&offset=%d", off)).json(t)
+				for _, x := range m["results"].([]any) {
+					want[x.(map[string]any)["organisation"].(map[string]any)["publicId"].(string)] = true
+				}
+				if off+100 >= int(m["total"].(float64)) {
+					break
+				}
+			}
+			get := func(query string) map[string]any {
+				r := s.getAs(t, c.tok, "/v1/d/demo/search/organisations?limit=100"+query)
+				if r.status != http.StatusOK {
+					t.Fatalf("%s: %d %s", query, r.status, r.body)
+				}
+				if leaks := demo.Leaks(append([]byte(fmt.Sprint(r.header)), r.body...), c.aud); len(leaks) > 0 {
+					t.Errorf("search/organisations%s leaks %v to %s", query, leaks, c.name)
+				}
+				return r.json(t)
+			}
+			all := get("")
+			items := all["items"].([]any)
+			for off := 100; off < int(all["total"].(float64)); off += 100 {
+				items = append(items, get(fmt.Sprintf("&offset=%d", off))["items"].([]any)...)
+			}
+			var names []string
+			got := map[string]bool{}
+			for _, x := range items {
+				o := x.(map[string]any)
+				got[o["publicId"].(string)] = true
+				names = append(names, strings.ToLower(o["name"].(string)))
+				if len(o["offerings"].([]any)) == 0 || o["services"].(float64) < 1 {
+					t.Errorf("%v offers nothing", o)
+				}
+			}
+			if len(got) == 0 || fmt.Sprint(got) != fmt.Sprint(want) || int(all["total"].(float64)) != len(want) {
+				t.Errorf("organisations found %d (total %v), of the services found %d", len(got), all["total"], len(want))
+			}
+			if !slices.IsSorted(names) {
+				t.Errorf("not A to Z: %v", names)
+			}
+			letters := all["facets"].(map[string]any)["letter"].([]any)
+			sum := 0
+			for _, x := range letters {
+				f := x.(map[string]any)
+				n := int(f["count"].(float64))
+				sum += n
+				byLetter := get("&letter=" + url.QueryEscape(f["value"].(string)))
+				if int(byLetter["total"].(float64)) != n {
+					t.Errorf("letter %v: facet %d, found %v", f["value"], n, byLetter["total"])
+				}
+			}
+			if sum != len(want) {
+				t.Errorf("letter facet counts %d organisations, want %d", sum, len(want))
+			}
+		})
+	}
+	for _, q := range []string{"letter=a", "letter=AB", "postcode=123", "area=x", "limit=0", "offset=10001", "q=" + strings.Repeat("a", 201), "near=1,2"} {
+		if r := s.get(t, "/v1/d/demo/search/organisations?"+q); r.status != http.StatusBadRequest {
+			t.Errorf("?%s: %d %s", q, r.status, r.body)
+		}
+	}
+}

@@ -81,6 +81,8 @@ var goTypes = map[string]any{
 	"PractitionerLink": dirsvc.PractitionerLink{}, "SearchFacets": dirsvc.SearchFacets{}, "FacetCount": dirsvc.FacetCount{},
 	"Correction": dirsvc.Correction{}, "PlaceRead": dirsvc.PlaceRead{},
 	"Suggestions": edge.Suggestions{}, "Suggestion": dirsvc.Suggestion{},
+	"OrganisationResults": edge.OrganisationResults{}, "OrganisationItem": edge.OrganisationItem{}, "Offering": edge.Offering{},
+	"OrganisationFacets": dirsvc.OrganisationFacets{},
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:
@@ -577,6 +579,12 @@ func (c *catalog) Identified(_ context.Context, v dirsvc.Viewer, system, value s
 	return out, nil
 }
 
+// SearchOrganisations finds one organisation, of every live service (filters are not modelled here).
+func (c *catalog) SearchOrganisations(context.Context, dirsvc.Viewer, dirsvc.OrganisationQuery) (dirsvc.OrganisationResult, error) {
+	return dirsvc.OrganisationResult{Total: 1, Items: []dirsvc.OrganisationFound{{PublicID: "org_full", Name: "Full", Services: 1,
+		Types: []string{"gp"}, Places: []string{"Ultimo NSW 2007"}}}}, nil
+}
+
 // Suggest suggests the type gp for any text (suggestions are not modelled here).
 func (c *catalog) Suggest(context.Context, dirsvc.Viewer, string, int) ([]dirsvc.Suggestion, error) {
 	return []dirsvc.Suggestion{{Kind: dirsvc.SuggestType, Label: "GP", Search: "type=gp", Services: 1}}, nil
@@ -881,6 +889,8 @@ func TestEdgeAnswersMatchDocument(t *testing.T) {
 		// too, and bad parameters.
 		{"/v1/d/demo/search/services", 200, nil},
 		{"/v1/d/demo/autocomplete?q=g", 200, nil},
+		{"/v1/d/demo/search/organisations?q=full&letter=F&type=gp&postcode=2007&limit=5&offset=0", 200, nil},
+		{"/v1/d/demo/search/organisations?letter=f", 400, nil},
 		{"/v1/d/demo/autocomplete", 400, nil},
 		{"/v1/d/demo/autocomplete?q=" + strings.Repeat("a", 101), 400, nil},
 		{"/v1/d/demo/search/services?q=clinic&near=-33.87,151.2&radiusKm=25&sort=distance&limit=5&offset=0", 200, nil},

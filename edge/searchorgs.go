@@ -1,0 +1,185 @@
+package edge
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// organisationSearchParams are the query parameters of GET search/organisations.
+var organisationSearchParams = []param{{name: "q"}, {name: "letter"}, categoryParam, typeParam, {name: "area"},
+	{name: "postcode"}, limitParam, {name: "offset"}}
+
+var letterRE = regexp.MustCompile(`^[A-Z#]$`)
+
+// OrganisationResults is the answer of GET search/organisations: a page of organisations, A to Z,
+// their total and their facets.
+type OrganisationResults struct {
+	Items  []OrganisationItem        `json:"items"`
+	Total  int                       `json:"total"`
+	Limit  int                       `json:"limit"`
+	Offset int                       `json:"offset"`
+	Facets dirsvc.OrganisationFacets `json:"facets"`
+}
+
+// OrganisationItem is an organisation found (section 2.1): its logo, how many of its services the
+// caller finds, what they offer (specialties, else service types, each with its icon and the search
+// that finds it), their places, and its ownership type.
+type OrganisationItem struct {
+	PublicID      string            `json:"publicId"`
+	Name          string            `json:"name"`
+	Logo          string            `json:"logo,omitempty"`
+	OwnershipType *dirsvc.Ownership `json:"ownershipType,omitempty"`
+	Services      int               `json:"services"`
+	Offerings     []Offering        `json:"offerings"`
+	Places        []string          `json:"places"`
+}
+
+// Offering is a specialty or service type an organisation offers.
+type Offering struct {
+	Label  string `json:"label"`
+	Icon   string `json:"icon"`
+	Search string `json:"search"`
+}
+
+// readOrganisationSearch reads the parameters of an organisation search; a bad one is a 400 naming it.
+func readOrganisationSearch(q query) (dirsvc.OrganisationQuery, error) {
+	var oq dirsvc.OrganisationQuery
+	words, _ := q.get("q")
+	if utf8.RuneCountInString(words) > maxSearchText {
+		return oq, dirsvc.InvalidParam("q", "q is at most %d characters", maxSearchText)
+	}
+	oq.Words = words
+	if v, ok := q.get("letter"); ok {
+		if !letterRE.MatchString(v) {
+			return oq, dirsvc.InvalidParam("letter", "letter is one capital letter A to Z, or # for names that start otherwise")
+		}
+		oq.Letter = v
+	}
+	var err error
+	if oq.Categories, err = q.list("category", dirsvc.ValidCode); err != nil {
+		return oq, err
+	}
+	if oq.Types, err = q.list("type", dirsvc.ValidCode); err != nil {
+		return oq, err
+	}
+	if v, ok := q.get("area"); ok {
+		if !dirsvc.ValidArea(v) {
+			return oq, dirsvc.InvalidParam("area", "area must be one area as type:code, such as postcode:2000 or state:nsw")
+		}
+		oq.Areas = append(oq.Areas, v)
+	}
+	if v, ok := q.get("postcode"); ok {
+		if !postcodeRE.MatchString(v) {
+			return oq, dirsvc.InvalidParam("postcode", "postcode is exactly 4 digits")
+		}
+		oq.Areas = append(oq.Areas, "postcode:"+v)
+	}
+	if oq.Limit, err = q.limit(defaultSearchLimit, maxSearchLimit); err != nil {
+		return oq, err
+	}
+	if v, ok := q.get("offset"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || strings.Trim(v, "0123456789") != "" || n > maxSearchOffset {
+			return oq, dirsvc.InvalidParam("offset", "offset must be an integer from 0 to %d, in digits only", maxSearchOffset)
+		}
+		oq.Offset = n
+	}
+	return oq, nil
+}
+
+// handleSearchOrganisations answers GET search/organisations.
+func (s *Server) handleSearchOrganisations(w http.ResponseWriter, r *http.Request) {
+	q, err := readQuery(r, organisationSearchParams...)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	viewer, err := s.viewer(r, dirsvc.ScopeSearchRead)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	oq, err := readOrganisationSearch(q)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	dir, info, err := s.directory(r.Context(), r.PathValue("dir"))
+	if err != nil {
+		s.cacheFor(w, r)
+		s.error(w, r, err)
+		return
+	}
+	res, err := dir.SearchOrganisations(r.Context(), viewer, oq)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	var tax dirsvc.TaxonomyView
+	if p, err := dir.Taxonomy(r.Context(), viewer.Audience); err == nil {
+		if err := json.Unmarshal(p.Body, &tax); err != nil {
+			s.error(w, r, err)
+			return
+		}
+	}
+	ans := OrganisationResults{Items: []OrganisationItem{}, Total: res.Total, Limit: oq.Limit, Offset: oq.Offset, Facets: res.Facets.Listed()}
+	rd := &reading{dir: dir, info: info, viewer: viewer}
+	for _, o := range res.Items {
+		ov, err := viewOf[dirsvc.OrganisationView](r.Context(), rd, o.PublicID)
+		if err != nil {
+			s.error(w, r, err)
+			return
+		}
+		if ov == nil {
+			continue // changed since the search read it
+		}
+		item := OrganisationItem{PublicID: o.PublicID, Name: ov.Name, Logo: ov.Logo, OwnershipType: ov.OwnershipType,
+			Services: o.Services, Offerings: offerings(&tax, o), Places: append([]string{}, o.Places...)}
+		ans.Items = append(ans.Items, item)
+	}
+	body, err := json.Marshal(ans)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.cacheTags(w, r, dirTag(r, "services"))
+	s.writeJSON(w, r, viewer.Audience, body)
+}
+
+// offerings names what an organisation's services found offer: their specialties (local types),
+// else their service types, each with its icon and the search that finds it.
+func offerings(tax *dirsvc.TaxonomyView, o dirsvc.OrganisationFound) []Offering {
+	out := []Offering{}
+	icon := func(i string) string {
+		if i == "" {
+			return dirsvc.DefaultIcon
+		}
+		return i
+	}
+	for _, code := range o.LocalTypes {
+		for _, lt := range tax.LocalTypes {
+			if lt.Code == code {
+				out = append(out, Offering{Label: lt.Label, Icon: icon(lt.Icon), Search: "category=" + lt.Slug})
+			}
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, code := range o.Types {
+		label, ic := code, ""
+		for _, pt := range tax.PlatformTypes {
+			if pt.Code == code {
+				label, ic = pt.Label, pt.Icon
+			}
+		}
+		out = append(out, Offering{Label: label, Icon: icon(ic), Search: "type=" + code})
+	}
+	return out
+}
