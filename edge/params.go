@@ -132,6 +132,20 @@ func (q query) limit(def, max int) (int, error) {
 	return n, nil
 }
 
+// offset returns how many results to skip: 0 when not given, else plain decimal digits up to max;
+// anything else is a 400 naming offset.
+func (q query) offset(max int) (int, error) {
+	v, ok := q.get("offset")
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || strings.Trim(v, "0123456789") != "" || n > max {
+		return 0, dirsvc.InvalidParam("offset", "offset must be an integer from 0 to %d, in digits only", max)
+	}
+	return n, nil
+}
+
 // list returns the values of a list filter, given repeated or comma-separated, each checked by
 // valid; a bad or empty value, or too many, is a 400 naming the parameter.
 func (q query) list(name string, valid func(string) bool) ([]string, error) {

@@ -164,12 +164,8 @@ func readSearch(q query) (searchRequest, error) {
 	if sq.Limit, err = q.limit(defaultSearchLimit, maxSearchLimit); err != nil {
 		return sr, err
 	}
-	if v, ok := q.get("offset"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || strings.Trim(v, "0123456789") != "" || n > maxSearchOffset {
-			return sr, dirsvc.InvalidParam("offset", "offset must be an integer from 0 to %d, in digits only", maxSearchOffset)
-		}
-		sq.Offset = n
+	if sq.Offset, err = q.offset(maxSearchOffset); err != nil {
+		return sr, err
 	}
 	spell, err := q.oneOf("spell", "off")
 	if err != nil {

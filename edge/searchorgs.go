@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"regexp"
-	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/dirsvc/dirsvc"
@@ -83,12 +81,8 @@ func readOrganisationSearch(q query) (dirsvc.OrganisationQuery, error) {
 	if oq.Limit, err = q.limit(defaultSearchLimit, maxSearchLimit); err != nil {
 		return oq, err
 	}
-	if v, ok := q.get("offset"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || strings.Trim(v, "0123456789") != "" || n > maxSearchOffset {
-			return oq, dirsvc.InvalidParam("offset", "offset must be an integer from 0 to %d, in digits only", maxSearchOffset)
-		}
-		oq.Offset = n
+	if oq.Offset, err = q.offset(maxSearchOffset); err != nil {
+		return oq, err
 	}
 	return oq, nil
 }
