@@ -22,6 +22,10 @@ type SearchQuery struct {
 	SelfReferral                                 bool   // only services people may refer themselves to
 	Sort                                         string // SortRelevance (default), SortDistance, SortName
 	Limit, Offset                                int
+	// Place, when set, is a locality asked for by name with the postcodes the gazetteer gives it:
+	// services located in one (or, unless LocatedOnly, whose catchment reaches one) or in a site of
+	// that locality the caller sees. A place written in Text is then not looked for.
+	Place *PlaceRead
 	// Spell corrects a word that no document the caller may see holds to the most common one a
 	// letter away that one does; a place written in the words is read as a place either way.
 	Spell bool

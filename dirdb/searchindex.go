@@ -221,7 +221,7 @@ var placeWords = []string{"in", "near", "at", "around"}
 // audience's own vocabulary, then a place written at their end ("physio in ultimo") from the
 // localities of the audience's own documents. It returns the words left to search for. The caller
 // holds the index's lock for reading.
-func (d *Directory) readWords(ctx context.Context, bit int64, text string, spell bool) ([][]string, dirsvc.QueryReading, error) {
+func (d *Directory) readWords(ctx context.Context, bit int64, text string, spell bool, place *dirsvc.PlaceRead) ([][]string, dirsvc.QueryReading, error) {
 	idx := &d.search
 	words := queryWords(text)
 	r := dirsvc.QueryReading{Words: []string{}, Corrections: []dirsvc.Correction{}}
@@ -240,7 +240,18 @@ func (d *Directory) readWords(ctx context.Context, bit int64, text string, spell
 		}
 	}
 	places := idx.localitiesOf(bit)
-	for n := min(3, len(words)); n >= 1; n-- {
+	if place != nil {
+		// A locality asked for by name: its postcodes in the gazetteer and in the sites seen.
+		areas := slices.Clone(place.Areas)
+		for _, a := range places[strings.ToLower(place.Name)] {
+			if !slices.Contains(areas, a) {
+				areas = append(areas, a)
+			}
+		}
+		slices.Sort(areas)
+		r.Place = &dirsvc.PlaceRead{Name: place.Name, Areas: areas}
+	}
+	for n := min(3, len(words)); n >= 1 && place == nil; n-- {
 		var name []string
 		for _, w := range words[len(words)-n:] {
 			name = append(name, strings.Join(w, " "))
@@ -345,7 +356,7 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 		d.search.mu.RLock()
 		defer d.search.mu.RUnlock()
 		var err error
-		if words, res.Reading, err = d.readWords(ctx, bit, q.Text, q.Spell); err != nil {
+		if words, res.Reading, err = d.readWords(ctx, bit, q.Text, q.Spell, q.Place); err != nil {
 			return err
 		}
 		scores = nil

@@ -43,8 +43,9 @@ var (
 // answer.
 type searchRequest struct {
 	dirsvc.SearchQuery
-	group string // "organisation" to answer as organisations
-	open  openFilter
+	group    string // "organisation" to answer as organisations
+	locality string // a place asked for by name
+	open     openFilter
 }
 
 // openFilter is what the open-state parameters ask: open now, on some days, across a window of the
@@ -92,8 +93,11 @@ func readSearch(q query) (searchRequest, error) {
 		}
 		sq.Near = &dirsvc.Point{Lat: lat, Lon: lon}
 	}
-	if v, ok := q.get("locality"); ok && (v == "" || utf8.RuneCountInString(v) > maxLocality) {
-		return sr, dirsvc.InvalidParam("locality", "locality is 1 to %d characters", maxLocality)
+	if v, ok := q.get("locality"); ok {
+		if strings.TrimSpace(v) == "" || utf8.RuneCountInString(v) > maxLocality {
+			return sr, dirsvc.InvalidParam("locality", "locality is 1 to %d characters", maxLocality)
+		}
+		sr.locality = strings.TrimSpace(v)
 	}
 	if v, ok := q.get("postcode"); ok {
 		if !postcodeRE.MatchString(v) {
@@ -348,6 +352,9 @@ func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
 	now := s.cfg.Now()
 	sr.Open = sr.open.matcher(now, info.Country)
 	sr.ByOrganisation = sr.group == "organisation"
+	if sr.locality != "" {
+		sr.Place = localityPlace(sr.locality, info.Country)
+	}
 	if sr.Sort == "" {
 		sr.Sort = dirsvc.SortRelevance
 	}
@@ -413,4 +420,17 @@ func (s *Server) resultCard(ctx context.Context, rd *reading, h dirsvc.SearchHit
 	}
 	card.OpenStatus = dirsvc.StatusAt(sv.Hours, now, holidaysIn(rd.info.Country, sv.Areas))
 	return card, true, nil
+}
+
+// localityPlace is a locality asked for by name, with the postcodes of the places of that name the
+// gazetteer holds in the directory's country (none when it holds none: the directory's own sites of
+// that name may still be found).
+func localityPlace(name, country string) *dirsvc.PlaceRead {
+	p := &dirsvc.PlaceRead{Name: name, Areas: []string{}}
+	for _, l := range dirsvc.LocalitiesNamed(name) {
+		if a := "postcode:" + l.Postcode; l.Country == country && l.Postcode != "" && !slices.Contains(p.Areas, a) {
+			p.Areas = append(p.Areas, a)
+		}
+	}
+	return p
 }

@@ -315,3 +315,42 @@ func TestSearchOrganisationsAsEveryTier(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchByLocality asks for a locality of the demo's sites by name: every service found lies in
+// one of its postcodes or serves it, the sites there are among them, and an unknown name finds none.
+func TestSearchByLocality(t *testing.T) {
+	file := demoFiles(t)["demo"]
+	s := newTestServer(t, file)
+	snap, err := primary.ParseImport(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var site *dirsvc.Location
+	for _, r := range snap.Records {
+		if l, ok := r.(*dirsvc.Location); ok && l.VisibleTo.Has(dirsvc.Public) && l.State == dirsvc.StateLive && !l.Address.Withheld && l.Address.Postcode != "" {
+			site = l
+			break
+		}
+	}
+	if site == nil {
+		t.Fatal("no public site with an address")
+	}
+	m := s.get(t, "/v1/d/demo/search/services?limit=100&locality="+url.QueryEscape(strings.ToUpper(site.Address.Locality))).json(t)
+	place := m["interpretation"].(map[string]any)["place"].(map[string]any)
+	if !slices.Contains(place["areas"].([]any), any("postcode:"+site.Address.Postcode)) {
+		t.Errorf("%s read as %v", site.Address.Locality, place)
+	}
+	atSite := false
+	for _, x := range m["results"].([]any) {
+		loc, _ := x.(map[string]any)["location"].(map[string]any)
+		if loc != nil && loc["publicId"] == site.PublicID {
+			atSite = true
+		}
+	}
+	if m["total"].(float64) == 0 || !atSite {
+		t.Errorf("locality %s finds %v services, none at %s", site.Address.Locality, m["total"], site.PublicID)
+	}
+	if n := s.get(t, "/v1/d/demo/search/services?locality=Nowhereville").json(t)["total"].(float64); n != 0 {
+		t.Errorf("an unknown locality finds %v services", n)
+	}
+}
