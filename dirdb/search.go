@@ -84,6 +84,8 @@ func docOf(s *dirsvc.ServiceView, site *dirsvc.LocationView, roles []*dirsvc.Rol
 		if site.Address != nil {
 			d.State, d.Locality, d.Postcode = site.Address.State, site.Address.Locality, site.Address.Postcode
 			place = append(place, site.Address.Locality, site.Address.Postcode, site.Address.State)
+		} else {
+			d.Locality, d.State, d.Postcode = areaParts(site.Area, site.Areas)
 		}
 		if !site.AddressWithheld && site.Point != nil {
 			p := *site.Point
@@ -107,6 +109,25 @@ func docOf(s *dirsvc.ServiceView, site *dirsvc.LocationView, roles []*dirsvc.Rol
 		practitioners: joinWords(people),
 		description:   joinWords(described),
 	}
+}
+
+// areaParts reads the locality, state and postcode of a site whose address the audience may not
+// see from what it is shown instead: its area text ("Locality STATE postcode", dirsvc.AreaText)
+// and its areas (postcode:<code>, state:<code>).
+func areaParts(area string, areas []string) (locality, state, postcode string) {
+	for _, a := range areas {
+		if v, ok := strings.CutPrefix(a, "postcode:"); ok && postcode == "" {
+			postcode = v
+		}
+		if v, ok := strings.CutPrefix(a, "state:"); ok && state == "" {
+			state = strings.ToUpper(v)
+		}
+	}
+	locality = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(area), postcode))
+	if state != "" {
+		locality = strings.TrimSpace(strings.TrimSuffix(locality, " "+state))
+	}
+	return locality, state, postcode
 }
 
 // joinWords joins the distinct non-empty texts of ws with a separator the tokenizer splits on.

@@ -267,6 +267,10 @@ func (d *Directory) readWords(ctx context.Context, bit int64, text string, spell
 		}
 		break
 	}
+	// Words that only join others ("gp in ultimo" when ultimo is not a place known) are not required.
+	if len(words) > 1 {
+		words = slices.DeleteFunc(words, func(w []string) bool { return len(w) == 1 && slices.Contains(placeWords, w[0]) })
+	}
 	for _, w := range words {
 		r.Words = append(r.Words, strings.Join(w, " "))
 	}

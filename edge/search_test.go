@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -352,5 +354,51 @@ func TestSearchByLocality(t *testing.T) {
 	}
 	if n := s.get(t, "/v1/d/demo/search/services?locality=Nowhereville").json(t)["total"].(float64); n != 0 {
 		t.Errorf("an unknown locality finds %v services", n)
+	}
+}
+
+// TestRelevanceSet runs the relevance set of testdata/relevance.json against the demo directory as
+// the public and reports precision at 5: of the services each query must find among the first 5
+// results (at most 5 a query), the share found there. It fails below 0.8, and logs every miss.
+func TestRelevanceSet(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "testdata", "relevance.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set struct {
+		Queries []struct {
+			Q    string   `json:"q"`
+			Want []string `json:"want"`
+		} `json:"queries"`
+	}
+	if err := json.Unmarshal(raw, &set); err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Queries) < 40 {
+		t.Fatalf("the relevance set holds %d queries, want at least 40", len(set.Queries))
+	}
+	s := newTestServer(t, demoFiles(t)["demo"])
+	found, wanted := 0, 0
+	for _, q := range set.Queries {
+		m := s.get(t, "/v1/d/demo/search/services?limit=5&q="+url.QueryEscape(q.Q)).json(t)
+		var top []string
+		for _, x := range m["results"].([]any) {
+			top = append(top, x.(map[string]any)["publicId"].(string))
+		}
+		n := 0
+		for _, id := range q.Want[:min(5, len(q.Want))] {
+			if slices.Contains(top, id) {
+				n++
+			}
+		}
+		found, wanted = found+n, wanted+min(5, len(q.Want))
+		if n < min(5, len(q.Want)) {
+			t.Logf("%q: %d of %v in the first 5 %v (read as %v)", q.Q, n, q.Want, top, m["interpretation"])
+		}
+	}
+	p := float64(found) / float64(wanted)
+	t.Logf("precision at 5: %.3f (%d of %d over %d queries)", p, found, wanted, len(set.Queries))
+	if p < 0.8 {
+		t.Errorf("precision at 5 is %.3f, want at least 0.8", p)
 	}
 }
