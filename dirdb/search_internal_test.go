@@ -172,8 +172,30 @@ func TestSearchDocumentsFollowWrites(t *testing.T) {
 			o.Name = "Quokkaborough Wellbeing Collective"
 		}
 	}
+	// And a practitioner the public found by name stops showing it to the public: the public no
+	// longer finds their service by the name; professionals still do.
+	var named *dirsvc.Practitioner
+	for _, r := range snap.Records {
+		if p, ok := r.(*dirsvc.Practitioner); ok && p.NameVisibleTo.Has(dirsvc.Public) && p.State == dirsvc.StateLive &&
+			search(t, d, pub, dirsvc.SearchQuery{Text: p.Given + " " + p.Family}).Total > 0 {
+			named = p
+			break
+		}
+	}
+	if named == nil {
+		t.Fatal("no practitioner the public finds by name")
+	}
+	name := named.Given + " " + named.Family
+	named.NameVisibleTo = dirsvc.AudiencesOf(dirsvc.Professional, dirsvc.Partner, dirsvc.Staff)
 	if _, err := d.Import(ctx, snap); err != nil {
 		t.Fatal(err)
+	}
+	byName := func(a dirsvc.Audience) int { return search(t, d, dirsvc.Viewer{Audience: a}, dirsvc.SearchQuery{Text: name}).Total }
+	if n := byName(dirsvc.Public); n != 0 {
+		t.Errorf("the public still finds %d services by %s, who no longer shows it their name", n, name)
+	}
+	if byName(dirsvc.Professional) == 0 {
+		t.Errorf("professionals no longer find %s", name)
 	}
 	got := hitIDs(search(t, d, pub, dirsvc.SearchQuery{Text: "quokkaborough"}))
 	if !slices.Contains(got, sv.PublicID) {

@@ -311,11 +311,14 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 		t.Errorf("the primary's cursor at the edge: %d %s\nat the primary: %d %s", at.status, at.body, want.status, want.body)
 	}
 
-	// A generated directory's categories and collections (with result cards) answer the same bytes
-	// at the edge, from its copy, as at the primary; a collection for professionals is missing for
-	// the public at both.
+	// A generated directory's categories, collections (with result cards) and searches answer the
+	// same bytes at the edge, from its copy, as at the primary; a collection for professionals is
+	// missing for the public at both.
 	for _, p := range []string{"/v1/d/extra/categories", "/v1/d/extra/categories/mental_health", "/v1/d/extra/collections",
-		"/v1/d/extra/collections?home=true", "/v1/d/extra/collections/mental-health-support", "/v1/d/extra/collections/referral-pathways"} {
+		"/v1/d/extra/collections?home=true", "/v1/d/extra/collections/mental-health-support", "/v1/d/extra/collections/referral-pathways",
+		// Search from the edge's own copy: its documents and full-text indexes came with the pages.
+		"/v1/d/extra/search/services?q=clinic&limit=5", "/v1/d/extra/search/services?q=mental+helth&group=organisation",
+		"/v1/d/extra/search/organisations?limit=5", "/v1/d/extra/autocomplete?q=me"} {
 		at, want := get(t, c.edge, p, nil), get(t, c.primary, p, nil)
 		wantStatus := 200
 		if strings.HasSuffix(p, "/referral-pathways") {
