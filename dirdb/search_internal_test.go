@@ -190,7 +190,9 @@ func TestSearchDocumentsFollowWrites(t *testing.T) {
 	if _, err := d.Import(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
-	byName := func(a dirsvc.Audience) int { return search(t, d, dirsvc.Viewer{Audience: a}, dirsvc.SearchQuery{Text: name}).Total }
+	byName := func(a dirsvc.Audience) int {
+		return search(t, d, dirsvc.Viewer{Audience: a}, dirsvc.SearchQuery{Text: name}).Total
+	}
 	if n := byName(dirsvc.Public); n != 0 {
 		t.Errorf("the public still finds %d services by %s, who no longer shows it their name", n, name)
 	}
