@@ -3,8 +3,11 @@ package dirdb
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -235,6 +238,11 @@ func (w *writeTx) putSearchDocs(service string, views map[int64]*dirsvc.ServiceV
 	if err != nil {
 		return err
 	}
+	return w.storeSearchDocs(service, docs)
+}
+
+// storeSearchDocs stores a service's search documents; their words wait for flushSearchWords.
+func (w *writeTx) storeSearchDocs(service string, docs []docRow) error {
 	for _, d := range docs {
 		res, err := w.execResult(w.pub, "INSERT INTO search_docs (service_id, audiences, doc) VALUES (?, ?, ?)", service, d.audiences, d.doc)
 		var id int64
@@ -357,36 +365,60 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 	if err != nil {
 		return fmt.Errorf("read the roles: %w", err)
 	}
-	// The services' views, in public-ID order: each service's rows come together.
-	var id string
-	var rows []storedView
+	// The services' views, in public-ID order: each service's rows come together. Their documents
+	// are made a batch at a time on every CPU (decoding views and encoding documents is most of the
+	// work), and stored in order.
+	type service struct {
+		id   string
+		rows []storedView
+		docs []docRow
+		err  error
+	}
+	var batch []service
 	flush := func() error {
-		if id == "" {
-			return nil
+		var wg sync.WaitGroup
+		next := atomic.Int64{}
+		for range runtime.GOMAXPROCS(0) {
+			wg.Go(func() {
+				for i := int(next.Add(1) - 1); i < len(batch); i = int(next.Add(1) - 1) {
+					b := &batch[i]
+					sv, err := viewsByBit[dirsvc.ServiceView](b.rows)
+					if err == nil && len(sv) > 0 {
+						b.docs, err = serviceDocs(sv, sites[siteOfViews(sv)], roles[b.id])
+					}
+					b.err = err
+				}
+			})
 		}
-		sv, err := viewsByBit[dirsvc.ServiceView](rows)
-		if err != nil {
-			return err
+		wg.Wait()
+		for _, b := range batch {
+			if b.err != nil {
+				return b.err
+			}
+			if err := w.storeSearchDocs(b.id, b.docs); err != nil {
+				return err
+			}
 		}
-		if len(sv) > 0 {
-			return w.putSearchDocs(id, sv, sites[siteOfViews(sv)], roles[id])
-		}
+		batch = batch[:0]
 		return nil
 	}
 	svc := kindRange("public_id", dirsvc.KindService)
 	err = w.eachRow(w.pub, "SELECT public_id, audiences, body FROM projections WHERE "+svc.sql+" ORDER BY public_id", svc.args, func(s scanner) error {
-		var next string
+		var id string
 		var v storedView
-		if err := s.Scan(&next, &v.audiences, &v.body); err != nil {
+		if err := s.Scan(&id, &v.audiences, &v.body); err != nil {
 			return err
 		}
-		if next != id {
-			if err := flush(); err != nil {
-				return err
+		if n := len(batch); n == 0 || batch[n-1].id != id {
+			if n >= docsPerBatch {
+				if err := flush(); err != nil {
+					return err
+				}
 			}
-			id, rows = next, rows[:0]
+			batch = append(batch, service{id: id})
 		}
-		rows = append(rows, v)
+		last := &batch[len(batch)-1]
+		last.rows = append(last.rows, v)
 		return nil
 	})
 	if err != nil {
@@ -394,6 +426,9 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 	}
 	return flush()
 }
+
+// docsPerBatch is how many services' documents a whole refresh makes at a time.
+const docsPerBatch = 2048
 
 // scanned is a row already read, as a scanner.
 type scanned struct {
