@@ -203,6 +203,28 @@ func TestSearchDocumentsFollowWrites(t *testing.T) {
 	if !slices.Contains(got, sv.PublicID) {
 		t.Errorf("after renaming its organisation, %s is not found by the new name: %v", sv.PublicID, got)
 	}
+	// One write that hides the first service (in ID order, so the refresh meets it before the
+	// others) and renames every organisation: every other service's documents are made anew.
+	var first *dirsvc.Service
+	for _, r := range snap.Records {
+		if sv, ok := r.(*dirsvc.Service); ok && sv.VisibleTo.Has(dirsvc.Public) && (first == nil || sv.PublicID < first.PublicID) {
+			first = sv
+		}
+	}
+	first.VisibleTo = dirsvc.AudiencesOf(dirsvc.Staff)
+	for _, r := range snap.Records {
+		if o, ok := r.(*dirsvc.Organisation); ok {
+			o.Name = "Wombatvale " + o.Name
+		}
+	}
+	if _, err := d.Import(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	found := hitIDs(search(t, d, pub, dirsvc.SearchQuery{Text: "wombatvale", Limit: 1000}))
+	if slices.Contains(found, first.PublicID) || len(found) != len(allServices(t, d, pub)) {
+		t.Errorf("after hiding %s and renaming every organisation, %d of %d services are found by the new name (hidden one among them: %v)",
+			first.PublicID, len(found), len(allServices(t, d, pub)), slices.Contains(found, first.PublicID))
+	}
 	// The incremental documents are those a whole refresh makes.
 	incremental := docsForTest(t, d)
 	if _, err := d.writer.Exec("UPDATE projection SET search_filled = 0"); err != nil {
@@ -212,7 +234,9 @@ func TestSearchDocumentsFollowWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	if whole := docsForTest(t, d); !slices.Equal(incremental, whole) {
-		t.Errorf("incremental documents differ from a whole refresh:\n%v\n%v", minus(incremental, whole), minus(whole, incremental))
+		only, missing := minus(incremental, whole), minus(whole, incremental)
+		t.Errorf("incremental documents differ from a whole refresh: %d only incremental, %d only whole; first of each:\n%.600v\n%.600v",
+			len(only), len(missing), only, missing)
 	}
 	if got := hitIDs(search(t, d, pub, dirsvc.SearchQuery{Text: "quokkaborough"})); !slices.Contains(got, sv.PublicID) {
 		t.Errorf("after a whole refresh, %s is not found: %v", sv.PublicID, got)
@@ -378,5 +402,52 @@ func TestFirstInOrderIsTheSortedPrefix(t *testing.T) {
 		if !slices.Equal(got, want[:min(k, len(want))]) {
 			t.Fatalf("k=%d: %v", k, got)
 		}
+	}
+}
+
+// TestSearchesDuringWrites searches while writes change the documents (run it with -race): every
+// search answers, and each answer's page is in order.
+func TestSearchesDuringWrites(t *testing.T) {
+	d := demoDirectory(t)
+	ctx := context.Background()
+	snap, err := d.loadSnapshotForTest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 1)
+	go func() {
+		defer close(errs)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			q := dirsvc.SearchQuery{Text: []string{"", "clinic", "health"}[i%3], Sort: []string{"", dirsvc.SortName}[i%2], Limit: 10, Spell: true}
+			if _, err := d.SearchServices(ctx, dirsvc.Viewer{Audience: dirsvc.Public}, q); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	for i := range 5 {
+		for _, r := range snap.Records {
+			if o, ok := r.(*dirsvc.Organisation); ok {
+				o.Name = fmt.Sprintf("Renamed %d %s", i, o.Name)
+			}
+		}
+		if _, err := d.Import(ctx, snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if err := <-errs; err != nil {
+		t.Fatal(err)
+	}
+	res := search(t, d, dirsvc.Viewer{Audience: dirsvc.Public}, dirsvc.SearchQuery{Text: "renamed 4", Limit: 1})
+	if res.Total == 0 {
+		all := search(t, d, dirsvc.Viewer{Audience: dirsvc.Public}, dirsvc.SearchQuery{Limit: 3, Sort: dirsvc.SortName})
+		t.Errorf("the last write's names are not found: %+v; some: %+v", res.Reading, all.Hits)
 	}
 }

@@ -372,8 +372,11 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 	if err != nil {
 		return res, fmt.Errorf("search services: %w", err)
 	}
+	// A match, with what it is ordered by read under the index's lock: a refresh numbers names
+	// anew (a document's other fields never change once read).
 	type found struct {
 		doc   *memDoc
+		rank  int32
 		score float64
 		km    float64 // NaN when unknown
 	}
@@ -394,7 +397,7 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 		if q.RadiusKm > 0 && !(km <= q.RadiusKm) {
 			return
 		}
-		hits = append(hits, found{m, score, km})
+		hits = append(hits, found{m, m.nameRank, score, km})
 	}
 	if scores != nil {
 		for id, s := range scores {
@@ -413,7 +416,7 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 	}
 	res.Total, res.Facets = len(hits), idx.facetsOf(docs)
 	idx.mu.RUnlock()
-	byName := func(a, b found) int { return cmp.Compare(a.doc.nameRank, b.doc.nameRank) }
+	byName := func(a, b found) int { return cmp.Compare(a.rank, b.rank) }
 	byDistance := func(a, b found) int {
 		an, bn := math.IsNaN(a.km), math.IsNaN(b.km)
 		switch {

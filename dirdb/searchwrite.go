@@ -74,8 +74,11 @@ func (w *writeTx) refreshSearch() error {
 			return err
 		}
 		sv, err := viewsByBit[dirsvc.ServiceView](views)
-		if err != nil || len(sv) == 0 {
+		if err != nil {
 			return err
+		}
+		if len(sv) == 0 {
+			continue // no audience sees it any more: its documents are gone
 		}
 		sites := map[int64]*dirsvc.LocationView{}
 		if site := siteOfViews(sv); site != "" {
