@@ -451,3 +451,57 @@ func TestSearchesDuringWrites(t *testing.T) {
 		t.Errorf("the last write's names are not found: %+v; some: %+v", res.Reading, all.Hits)
 	}
 }
+
+// TestSearchFollowsWritesPastForgottenRemovals keeps only the latest removal of a search document
+// in the file, so an index that read the documents before several writes is behind the first one
+// kept: it reads every document again, and searches find what the list does.
+func TestSearchFollowsWritesPastForgottenRemovals(t *testing.T) {
+	defer func(n int) { goneKept = n }(goneKept)
+	goneKept = 1
+	d := demoDirectory(t)
+	ctx := context.Background()
+	pub := dirsvc.Viewer{Audience: dirsvc.Public}
+	allServices(t, d, pub) // the index reads the documents now
+	snap, err := d.loadSnapshotForTest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hidden []string
+	for _, r := range snap.Records {
+		if sv, ok := r.(*dirsvc.Service); ok && sv.VisibleTo.Has(dirsvc.Public) && len(hidden) < 3 {
+			sv.VisibleTo = dirsvc.AudiencesOf(dirsvc.Partner, dirsvc.Staff)
+			hidden = append(hidden, sv.PublicID)
+			if _, err := d.Import(ctx, snap); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var n int
+	if err := d.readers.QueryRow("SELECT count(*) FROM search_gone").Scan(&n); err != nil || n > 2 {
+		t.Fatalf("the file keeps %d removals (%v), want at most 2", n, err)
+	}
+	found := allServices(t, d, pub)
+	for _, id := range hidden {
+		if slices.Contains(found, id) {
+			t.Errorf("the public still finds %s, hidden from it", id)
+		}
+	}
+	var listed []string
+	for after := ""; ; {
+		page, err := d.Services(ctx, pub, dirsvc.ServiceQuery{After: after, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range page.Items {
+			listed = append(listed, p.PublicID)
+		}
+		if !page.More {
+			break
+		}
+		after = page.Items[len(page.Items)-1].PublicID
+	}
+	slices.Sort(found)
+	if !slices.Equal(found, listed) {
+		t.Errorf("search finds %d services, the list %d", len(found), len(listed))
+	}
+}

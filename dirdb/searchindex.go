@@ -111,7 +111,14 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 	if err := tx.QueryRowContext(ctx, "SELECT search_epoch FROM projection WHERE id = 1").Scan(&epoch); err != nil {
 		return fmt.Errorf("read the search documents' state: %w", err)
 	}
-	if epoch != idx.epoch || idx.docs == nil {
+	// Removals before the first the file keeps are forgotten: an index older than that reads every
+	// document again.
+	var firstGone sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT min(seq) FROM search_gone").Scan(&firstGone); err != nil {
+		return fmt.Errorf("read removed search documents: %w", err)
+	}
+	behind := firstGone.Valid && firstGone.Int64 > idx.lastGone+1
+	if epoch != idx.epoch || idx.docs == nil || behind {
 		idx.docs, idx.lastID, idx.lastGone, idx.epoch = map[int64]*memDoc{}, 0, 0, epoch
 		idx.values, idx.valueIDs = nil, map[facetValue]uint32{}
 		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM search_gone").Scan(&idx.lastGone); err != nil {

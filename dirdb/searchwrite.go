@@ -103,8 +103,20 @@ WHERE r.service_id = ? AND r.kind = 'role' ORDER BY r.public_id`, []any{id}, fun
 			return err
 		}
 	}
-	return w.flushSearchWords()
+	if err := w.flushSearchWords(); err != nil {
+		return err
+	}
+	// Only the latest removals are kept: a reader whose index is older than the first kept reads
+	// every document again (freshSearch).
+	if err := w.exec(w.pub, "DELETE FROM search_gone WHERE seq <= (SELECT max(seq) FROM search_gone) - ?", goneKept); err != nil {
+		return fmt.Errorf("forget old removals of search documents: %w", err)
+	}
+	return nil
 }
+
+// goneKept is how many removals of search documents the file keeps for readers that follow it; a
+// variable so that a test can make readers fall behind.
+var goneKept = 100_000
 
 // searchedServices returns the services whose documents the write's changes bear on, in order.
 func (w *writeTx) searchedServices() ([]string, error) {
