@@ -22,7 +22,7 @@ import (
 // path made every document anew (search_epoch).
 type searchIndex struct {
 	mu       sync.RWMutex
-	vmu      sync.Mutex // vocab and localities
+	vmu      sync.Mutex // vocab, localities and suggestions
 	lmu      sync.Mutex // loading and loadErr
 	loading  chan struct{}
 	loadErr  error
@@ -36,8 +36,9 @@ type searchIndex struct {
 	valueIDs map[facetValue]uint32
 	// By audience bit, made when first needed after the index moved on: the vocabulary of its
 	// full-text index, and the localities of its documents' sites with their postcodes.
-	vocab      map[int64]*vocabulary
-	localities map[int64]map[string][]string
+	vocab       map[int64]*vocabulary
+	localities  map[int64]map[string][]string
+	suggestions map[int64][]candidate // autocomplete's, for viewers without a narrowing
 }
 
 // memDoc is one search document held in memory.
@@ -166,6 +167,7 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 	}
 	idx.rankNames()
 	idx.gen, idx.vocab, idx.localities = gen, map[int64]*vocabulary{}, map[int64]map[string][]string{}
+	idx.suggestions = map[int64][]candidate{}
 	return nil
 }
 

@@ -22,6 +22,32 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 	if len(words) == 0 || !v.Narrowing.AllowsKind(dirsvc.KindService) {
 		return out, nil
 	}
+	cands, err := d.suggestions(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	taken := map[string]int{}
+	for _, c := range cands { // by kind, the most services first
+		if taken[c.Kind] < limit && !slices.ContainsFunc(words, func(w string) bool {
+			return !slices.ContainsFunc(c.words, func(h string) bool { return strings.HasPrefix(h, w) })
+		}) {
+			out = append(out, c.Suggestion)
+			taken[c.Kind]++
+		}
+	}
+	return out, nil
+}
+
+// candidate is a suggestion with the folded words of its label.
+type candidate struct {
+	dirsvc.Suggestion
+	words []string
+}
+
+// suggestions returns everything the viewer may be suggested, by kind (types, places,
+// organisations), the most services first. A viewer without a narrowing gets its audience's list,
+// made once for the index's state; a narrowed one, a list of its own.
+func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) ([]candidate, error) {
 	var tax dirsvc.TaxonomyView
 	switch p, err := d.Taxonomy(ctx, v.Audience); {
 	case err == nil:
@@ -35,10 +61,19 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 		return nil, fmt.Errorf("suggest: %w", err)
 	}
 	bit := audienceBit(v.Audience)
-	types, locals, places, orgs := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
-	placeNames, orgNames := map[string]string{}, map[string]string{}
 	idx := &d.search
 	idx.mu.RLock()
+	defer idx.mu.RUnlock()
+	if !v.Narrowing.Narrowed() {
+		idx.vmu.Lock()
+		cands, ok := idx.suggestions[bit]
+		idx.vmu.Unlock()
+		if ok {
+			return cands, nil
+		}
+	}
+	types, locals, places, orgs := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+	placeNames, orgNames := map[string]string{}, map[string]string{}
 	for _, m := range idx.docs {
 		if m.audiences&bit == 0 || !insideSearch(m, v.Narrowing) {
 			continue
@@ -56,20 +91,15 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 			orgNames[m.Organisation] = m.OrgName
 		}
 	}
-	idx.mu.RUnlock()
-	matches := func(label string) bool {
-		have := strings.Fields(dirsvc.FoldName(label))
-		return !slices.ContainsFunc(words, func(w string) bool {
-			return !slices.ContainsFunc(have, func(h string) bool { return strings.HasPrefix(h, w) })
-		})
-	}
-	var found []dirsvc.Suggestion
+	var out []candidate
 	add := func(s []dirsvc.Suggestion) {
-		s = slices.DeleteFunc(s, func(x dirsvc.Suggestion) bool { return x.Services == 0 || !matches(x.Label) })
+		s = slices.DeleteFunc(s, func(x dirsvc.Suggestion) bool { return x.Services == 0 })
 		slices.SortFunc(s, func(a, b dirsvc.Suggestion) int {
 			return cmp.Or(b.Services-a.Services, strings.Compare(a.Label, b.Label), strings.Compare(a.Search, b.Search))
 		})
-		found = append(found, s[:min(len(s), limit)]...)
+		for _, x := range s {
+			out = append(out, candidate{x, strings.Fields(dirsvc.FoldName(x.Label))})
+		}
 	}
 	var ts []dirsvc.Suggestion
 	for _, pt := range tax.PlatformTypes {
@@ -91,5 +121,10 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 			Search: "q=" + url.QueryEscape(name), Services: orgs[id]})
 	}
 	add(orgList)
-	return append(out, found...), nil
+	if !v.Narrowing.Narrowed() {
+		idx.vmu.Lock()
+		idx.suggestions[bit] = out
+		idx.vmu.Unlock()
+	}
+	return out, nil
 }
