@@ -27,25 +27,15 @@ type Suggestions struct {
 // handleAutocomplete answers GET autocomplete: service types, places and organisations whose words
 // start with those typed, among the services the caller may find.
 func (s *Server) handleAutocomplete(w http.ResponseWriter, r *http.Request) {
-	q, err := readQuery(r, param{name: "q"})
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	viewer, err := s.viewer(r, dirsvc.ScopeSearchRead)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	text, ok := q.get("q")
-	if !ok || text == "" || utf8.RuneCountInString(text) > maxAutocompleteText {
-		s.error(w, r, dirsvc.InvalidParam("q", "q is required, 1 to %d characters", maxAutocompleteText))
-		return
-	}
-	dir, _, err := s.directory(r.Context(), r.PathValue("dir"))
-	if err != nil {
-		s.cacheFor(w, r)
-		s.error(w, r, err)
+	var text string
+	dir, _, viewer, ok := s.searchPreamble(w, r, []param{{name: "q"}}, func(q query) error {
+		var given bool
+		if text, given = q.get("q"); !given || text == "" || utf8.RuneCountInString(text) > maxAutocompleteText {
+			return dirsvc.InvalidParam("q", "q is required, 1 to %d characters", maxAutocompleteText)
+		}
+		return nil
+	})
+	if !ok {
 		return
 	}
 	found, err := dir.Suggest(r.Context(), viewer, text, suggestionsPerKind)

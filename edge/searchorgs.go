@@ -89,25 +89,12 @@ func readOrganisationSearch(q query) (dirsvc.OrganisationQuery, error) {
 
 // handleSearchOrganisations answers GET search/organisations.
 func (s *Server) handleSearchOrganisations(w http.ResponseWriter, r *http.Request) {
-	q, err := readQuery(r, organisationSearchParams...)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	viewer, err := s.viewer(r, dirsvc.ScopeSearchRead)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	oq, err := readOrganisationSearch(q)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	dir, info, err := s.directory(r.Context(), r.PathValue("dir"))
-	if err != nil {
-		s.cacheFor(w, r)
-		s.error(w, r, err)
+	var oq dirsvc.OrganisationQuery
+	dir, info, viewer, ok := s.searchPreamble(w, r, organisationSearchParams, func(q query) (err error) {
+		oq, err = readOrganisationSearch(q)
+		return err
+	})
+	if !ok {
 		return
 	}
 	res, err := dir.SearchOrganisations(r.Context(), viewer, oq)
