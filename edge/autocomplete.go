@@ -27,17 +27,18 @@ type Suggestions struct {
 // handleAutocomplete answers GET autocomplete: service types, places and organisations whose words
 // start with those typed, among the services the caller may find.
 func (s *Server) handleAutocomplete(w http.ResponseWriter, r *http.Request) {
-	var text string
-	dir, _, viewer, ok := s.searchPreamble(w, r, []param{{name: "q"}}, func(q query) error {
-		var given bool
-		if text, given = q.get("q"); !given || text == "" || utf8.RuneCountInString(text) > maxAutocompleteText {
-			return dirsvc.InvalidParam("q", "q is required, 1 to %d characters", maxAutocompleteText)
+	b, err := s.startBrowse(r, param{name: "q"})
+	text, given := "", false
+	if err == nil {
+		if text, given = b.q.get("q"); !given || text == "" || utf8.RuneCountInString(text) > maxAutocompleteText {
+			err = dirsvc.InvalidParam("q", "q is required, 1 to %d characters", maxAutocompleteText)
 		}
-		return nil
-	})
-	if !ok {
+	}
+	if err != nil {
+		s.browseError(w, r, err)
 		return
 	}
+	dir, viewer := b.dir, b.viewer
 	found, err := dir.Suggest(r.Context(), viewer, text, suggestionsPerKind)
 	if err != nil {
 		s.error(w, r, err)

@@ -325,44 +325,19 @@ type SearchInterpretation struct {
 	Group    string        `json:"group,omitempty"`
 }
 
-// searchPreamble runs what every search and browse read does first: the query checked against the
-// parameters the endpoint takes, the caller's viewer for search:read, the endpoint's own reading of
-// the query (read), and the directory. It answers the request itself at the first that fails, and
-// then returns false.
-func (s *Server) searchPreamble(w http.ResponseWriter, r *http.Request, params []param, read func(query) error) (dirsvc.DirectoryReader, *dirsvc.Directory, dirsvc.Viewer, bool) {
-	q, err := readQuery(r, params...)
-	if err != nil {
-		s.error(w, r, err)
-		return nil, nil, dirsvc.Viewer{}, false
-	}
-	viewer, err := s.viewer(r, dirsvc.ScopeSearchRead)
-	if err == nil {
-		err = read(q)
-	}
-	if err != nil {
-		s.error(w, r, err)
-		return nil, nil, dirsvc.Viewer{}, false
-	}
-	dir, info, err := s.directory(r.Context(), r.PathValue("dir"))
-	if err != nil {
-		s.cacheFor(w, r)
-		s.error(w, r, err)
-		return nil, nil, dirsvc.Viewer{}, false
-	}
-	return dir, info, viewer, true
-}
-
 // handleSearchServices answers GET search/services: the services the caller may find (its audience,
 // inside its narrowing) that match the words, place and filters, as result cards.
 func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
+	b, err := s.startBrowse(r, searchParams...)
 	var sr searchRequest
-	dir, info, viewer, ok := s.searchPreamble(w, r, searchParams, func(q query) (err error) {
-		sr, err = readSearch(q)
-		return err
-	})
-	if !ok {
+	if err == nil {
+		sr, err = readSearch(b.q)
+	}
+	if err != nil {
+		s.browseError(w, r, err)
 		return
 	}
+	dir, info, viewer := b.dir, b.info, b.viewer
 	now := s.cfg.Now()
 	sr.Open = sr.open.matcher(now, info.Country)
 	sr.ByOrganisation = sr.group == "organisation"

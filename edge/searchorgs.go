@@ -89,14 +89,16 @@ func readOrganisationSearch(q query) (dirsvc.OrganisationQuery, error) {
 
 // handleSearchOrganisations answers GET search/organisations.
 func (s *Server) handleSearchOrganisations(w http.ResponseWriter, r *http.Request) {
+	b, err := s.startBrowse(r, organisationSearchParams...)
 	var oq dirsvc.OrganisationQuery
-	dir, info, viewer, ok := s.searchPreamble(w, r, organisationSearchParams, func(q query) (err error) {
-		oq, err = readOrganisationSearch(q)
-		return err
-	})
-	if !ok {
+	if err == nil {
+		oq, err = readOrganisationSearch(b.q)
+	}
+	if err != nil {
+		s.browseError(w, r, err)
 		return
 	}
+	dir, info, viewer := b.dir, b.info, b.viewer
 	res, err := dir.SearchOrganisations(r.Context(), viewer, oq)
 	if err != nil {
 		s.error(w, r, err)
