@@ -467,3 +467,38 @@ func isPostcode(s string) bool {
 	}
 	return true
 }
+
+// areaNames maps the area IDs of the gazetteer's places (Locality.Areas) to names people read: a
+// postcode's places that are not postal ones (up to three, as "Broadway, Ultimo"), a local
+// government area's, territorial authority's, statistical area's and Primary Health Network's
+// names, a state's abbreviation and a New Zealand region's name.
+var areaNames = sync.OnceValue(func() map[string]string {
+	names := map[string]string{}
+	put := func(area, name string) {
+		if name != "" && names[area] == "" {
+			names[area] = name
+		}
+	}
+	places := map[string][]string{}
+	for _, l := range Localities() {
+		if pc := "postcode:" + l.Postcode; !l.Postal() && len(places[pc]) < 3 && !slices.Contains(places[pc], l.DisplayName()) {
+			places[pc] = append(places[pc], l.DisplayName())
+		}
+		if l.Country == "NZ" {
+			put("ta:"+slugCut(l.LGAName), l.LGAName)
+			put("region:"+slugCut(l.State), l.State)
+			continue
+		}
+		put("lga:"+l.LGA, l.LGAName)
+		put(AreaSA2+":"+l.SA2, l.SA2Name)
+		put("phn:"+l.PHN, l.PHNName)
+		put("state:"+strings.ToLower(l.State), l.State)
+	}
+	for pc, ns := range places {
+		put(pc, strings.Join(ns, ", "))
+	}
+	return names
+})
+
+// AreaName returns the name of an area ID the gazetteer knows (see areaNames), or "".
+func AreaName(area string) string { return areaNames()[area] }

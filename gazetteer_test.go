@@ -190,3 +190,33 @@ func TestNZLocalities(t *testing.T) {
 		}
 	}
 }
+
+// TestAreaNamesNameTheGazetteersAreas checks the names of areas of known places.
+func TestAreaNamesNameTheGazetteersAreas(t *testing.T) {
+	ultimo := LocalitiesNamed("Ultimo")
+	if len(ultimo) == 0 {
+		t.Fatal("no Ultimo")
+	}
+	l := ultimo[0]
+	for area, want := range map[string]string{
+		"postcode:2007":       "Broadway, Ultimo",
+		"state:nsw":           "NSW",
+		"lga:" + l.LGA:        l.LGAName,
+		"phn:" + l.PHN:        l.PHNName,
+		AreaSA2 + ":" + l.SA2: l.SA2Name,
+		"lga:00000":           "",
+		"country:au":          "",
+	} {
+		if got := AreaName(area); got != want {
+			t.Errorf("AreaName(%q) = %q, want %q", area, got, want)
+		}
+	}
+	for _, nz := range Localities() {
+		if nz.Country == "NZ" {
+			if got := AreaName("ta:" + slugCut(nz.LGAName)); got != nz.LGAName && got == "" {
+				t.Errorf("the territorial authority of %s has no name", nz.Name)
+			}
+			break
+		}
+	}
+}

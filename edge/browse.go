@@ -145,6 +145,9 @@ func (b *browse) category(ctx context.Context, code string) (*dirsvc.CategoryDet
 	if err != nil {
 		return nil, err
 	}
+	for j := range places {
+		places[j].Name = dirsvc.AreaName(places[j].Area)
+	}
 	return &dirsvc.CategoryDetail{BrowseCategory: cats[i], Places: places}, nil
 }
 

@@ -124,7 +124,9 @@ func TestCategoryDetail(t *testing.T) {
 	anon := s.get(t, "/v1/d/small/categories/primary_care")
 	decode(t, anon, &pc)
 	// loc_unlisted is hidden from the public: svc_unlisted is counted, but places nothing.
-	wantPlaces := []dirsvc.PlaceCount{{Area: "postcode:2007", Count: 2}, {Area: "postcode:2037", Count: 1}}
+	// Places are named from the gazetteer.
+	wantPlaces := []dirsvc.PlaceCount{{Area: "postcode:2007", Name: "Broadway, Ultimo", Count: 2},
+		{Area: "postcode:2037", Name: "Forest Lodge, Glebe", Count: 1}}
 	if pc.Code != "primary_care" || pc.Count != 4 || len(pc.Types) != 1 || !slices.Equal(pc.Places, wantPlaces) {
 		t.Errorf("the public's primary_care: %+v", pc)
 	}
@@ -138,7 +140,7 @@ func TestCategoryDetail(t *testing.T) {
 	pro := token(t, grant{dir: "small", tier: dirsvc.Professional, scopes: "search:read"})
 	var cl dirsvc.CategoryDetail
 	decode(t, s.getAs(t, pro, "/v1/d/small/categories/clinicians"), &cl)
-	if cl.Count != 2 || !slices.Equal(cl.Places, []dirsvc.PlaceCount{{Area: "postcode:2007", Count: 2}}) {
+	if cl.Count != 2 || !slices.Equal(cl.Places, []dirsvc.PlaceCount{{Area: "postcode:2007", Name: "Broadway, Ultimo", Count: 2}}) {
 		t.Errorf("a professional's clinicians category: %+v", cl)
 	}
 
