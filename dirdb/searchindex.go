@@ -553,13 +553,8 @@ func (d *Directory) categoryMatcher(ctx context.Context, a dirsvc.Audience, cats
 	if len(cats) == 0 {
 		return nil, nil
 	}
-	var tax dirsvc.TaxonomyView
-	switch p, err := d.Taxonomy(ctx, a); {
-	case err == nil:
-		if err := json.Unmarshal(p.Body, &tax); err != nil {
-			return nil, fmt.Errorf("decode the taxonomy: %w", err)
-		}
-	case err != dirsvc.ErrNotFound:
+	tax, err := d.taxonomyView(ctx, a)
+	if err != nil {
 		return nil, err
 	}
 	types, locals, platform := map[string]bool{}, map[string]bool{}, map[string]bool{}

@@ -3,7 +3,6 @@ package dirdb
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -48,13 +47,8 @@ type candidate struct {
 // organisations), the most services first. A viewer without a narrowing gets its audience's list,
 // made once for the index's state; a narrowed one, a list of its own.
 func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) ([]candidate, error) {
-	var tax dirsvc.TaxonomyView
-	switch p, err := d.Taxonomy(ctx, v.Audience); {
-	case err == nil:
-		if err := json.Unmarshal(p.Body, &tax); err != nil {
-			return nil, fmt.Errorf("decode the taxonomy: %w", err)
-		}
-	case err != dirsvc.ErrNotFound:
+	tax, err := d.taxonomyView(ctx, v.Audience)
+	if err != nil {
 		return nil, err
 	}
 	if err := d.freshSearch(ctx); err != nil {

@@ -79,3 +79,19 @@ func (d *Directory) Taxonomy(ctx context.Context, a dirsvc.Audience) (*dirsvc.Pu
 	}
 	return &p, nil
 }
+
+// taxonomyView returns the taxonomy as audience a sees it, decoded; an empty one when the directory
+// was never imported.
+func (d *Directory) taxonomyView(ctx context.Context, a dirsvc.Audience) (dirsvc.TaxonomyView, error) {
+	var tax dirsvc.TaxonomyView
+	switch p, err := d.Taxonomy(ctx, a); {
+	case errors.Is(err, dirsvc.ErrNotFound):
+	case err != nil:
+		return tax, err
+	default:
+		if err := json.Unmarshal(p.Body, &tax); err != nil {
+			return tax, fmt.Errorf("decode the taxonomy: %w", err)
+		}
+	}
+	return tax, nil
+}

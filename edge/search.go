@@ -2,7 +2,6 @@ package edge
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"net/http"
 	"regexp"
@@ -376,13 +375,7 @@ func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
 			ans.Results = append(ans.Results, card)
 		}
 	}
-	body, err := json.Marshal(ans)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.cacheTags(w, r, dirTag(r, "services"))
-	s.writeJSON(w, r, viewer.Audience, body)
+	s.writeBrowse(w, r, viewer.Audience, ans, dirTag(r, "services"))
 }
 
 // resultCard returns the result card of a service found, from the caller's views of it, its site and

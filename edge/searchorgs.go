@@ -1,7 +1,7 @@
 package edge
 
 import (
-	"encoding/json"
+	"errors"
 	"net/http"
 	"regexp"
 	"unicode/utf8"
@@ -104,12 +104,16 @@ func (s *Server) handleSearchOrganisations(w http.ResponseWriter, r *http.Reques
 		s.error(w, r, err)
 		return
 	}
-	var tax dirsvc.TaxonomyView
+	tax := &dirsvc.TaxonomyView{}
 	if p, err := dir.Taxonomy(r.Context(), viewer.Audience); err == nil {
-		if err := json.Unmarshal(p.Body, &tax); err != nil {
+		tax, err = decodeView[dirsvc.TaxonomyView](p)
+		if err != nil {
 			s.error(w, r, err)
 			return
 		}
+	} else if !errors.Is(err, dirsvc.ErrNotFound) {
+		s.error(w, r, err)
+		return
 	}
 	ans := OrganisationResults{Items: []OrganisationItem{}, Total: res.Total, Limit: oq.Limit, Offset: oq.Offset, Facets: res.Facets.Listed()}
 	rd := &reading{dir: dir, info: info, viewer: viewer}
@@ -123,16 +127,10 @@ func (s *Server) handleSearchOrganisations(w http.ResponseWriter, r *http.Reques
 			continue // changed since the search read it
 		}
 		item := OrganisationItem{PublicID: o.PublicID, Name: ov.Name, Logo: ov.Logo, OwnershipType: ov.OwnershipType,
-			Services: o.Services, Offerings: offerings(&tax, o), Places: append([]string{}, o.Places...)}
+			Services: o.Services, Offerings: offerings(tax, o), Places: append([]string{}, o.Places...)}
 		ans.Items = append(ans.Items, item)
 	}
-	body, err := json.Marshal(ans)
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	s.cacheTags(w, r, dirTag(r, "services"))
-	s.writeJSON(w, r, viewer.Audience, body)
+	s.writeBrowse(w, r, viewer.Audience, ans, dirTag(r, "services"))
 }
 
 // offerings names what an organisation's services found offer: their specialties (local types),
