@@ -98,12 +98,6 @@ func readSearch(q query) (searchRequest, error) {
 		}
 		sr.locality = strings.TrimSpace(v)
 	}
-	if v, ok := q.get("postcode"); ok {
-		if !postcodeRE.MatchString(v) {
-			return sr, dirsvc.InvalidParam("postcode", "postcode is exactly 4 digits")
-		}
-		sq.Areas = append(sq.Areas, "postcode:"+v)
-	}
 	if v, ok := q.get("radiusKm"); ok {
 		r, err := strconv.ParseFloat(v, 64)
 		if err != nil || strings.ContainsAny(v, "eEinfINFxX") || !(r > 0 && r <= maxRadiusKm) {
@@ -119,6 +113,9 @@ func readSearch(q query) (searchRequest, error) {
 		return sr, err
 	}
 	sq.LocatedOnly = !catchment
+	if sq.Areas, err = areaParams(q); err != nil {
+		return sr, err
+	}
 	for _, f := range []struct {
 		name  string
 		dst   *[]string
@@ -149,12 +146,6 @@ func readSearch(q query) (searchRequest, error) {
 		return sr, err
 	}
 	sq.SelfReferral = referral == "self"
-	if v, ok := q.get("area"); ok {
-		if !dirsvc.ValidArea(v) {
-			return sr, dirsvc.InvalidParam("area", "area must be one area as type:code, such as postcode:2000 or state:nsw")
-		}
-		sq.Areas = append(sq.Areas, v)
-	}
 	if sr.group, err = q.oneOf("group", "organisation"); err != nil {
 		return sr, err
 	}
@@ -415,4 +406,23 @@ func localityPlace(name, country string) *dirsvc.PlaceRead {
 		}
 	}
 	return p
+}
+
+// areaParams reads the place filters a search and an organisation search share: area (one area
+// ID) and postcode (exactly 4 digits), as the areas a service must lie in, each of them.
+func areaParams(q query) ([]string, error) {
+	var areas []string
+	if v, ok := q.get("area"); ok {
+		if !dirsvc.ValidArea(v) {
+			return nil, dirsvc.InvalidParam("area", "area must be one area as type:code, such as postcode:2000 or state:nsw")
+		}
+		areas = append(areas, v)
+	}
+	if v, ok := q.get("postcode"); ok {
+		if !postcodeRE.MatchString(v) {
+			return nil, dirsvc.InvalidParam("postcode", "postcode is exactly 4 digits")
+		}
+		areas = append(areas, "postcode:"+v)
+	}
+	return areas, nil
 }

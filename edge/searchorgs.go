@@ -66,17 +66,8 @@ func readOrganisationSearch(q query) (dirsvc.OrganisationQuery, error) {
 	if oq.Types, err = q.list("type", dirsvc.ValidCode); err != nil {
 		return oq, err
 	}
-	if v, ok := q.get("area"); ok {
-		if !dirsvc.ValidArea(v) {
-			return oq, dirsvc.InvalidParam("area", "area must be one area as type:code, such as postcode:2000 or state:nsw")
-		}
-		oq.Areas = append(oq.Areas, v)
-	}
-	if v, ok := q.get("postcode"); ok {
-		if !postcodeRE.MatchString(v) {
-			return oq, dirsvc.InvalidParam("postcode", "postcode is exactly 4 digits")
-		}
-		oq.Areas = append(oq.Areas, "postcode:"+v)
+	if oq.Areas, err = areaParams(q); err != nil {
+		return oq, err
 	}
 	if oq.Limit, err = q.limit(defaultSearchLimit, maxSearchLimit); err != nil {
 		return oq, err
