@@ -10,8 +10,9 @@ type SearchQuery struct {
 	// orders by distance when Sort is SortDistance.
 	Near     *Point
 	RadiusKm float64
-	// Areas keeps services located in one of the areas, whose catchment reaches one, or that serve
-	// the whole country; with LocatedOnly, only those located in one.
+	// Areas keeps services that lie in each of the areas (an area filter and a postcode both hold):
+	// located in it, whose catchment reaches it, or that serve the whole country; with LocatedOnly,
+	// only those located in it.
 	Areas       []string
 	LocatedOnly bool
 	// Categories are directory category codes, local type codes or slugs, or platform category codes.
@@ -223,7 +224,7 @@ type OrganisationQuery struct {
 	Letter     string   // the name's first letter, A to Z, or # for any other first character
 	Categories []string // as SearchQuery's
 	Types      []string
-	Areas      []string // a service located in one, whose catchment reaches one, or serving the country
+	Areas      []string // a service in each: located in it, whose catchment reaches it, or serving the country
 	Limit      int
 	Offset     int
 }

@@ -588,7 +588,7 @@ func matchesFilters(q *dirsvc.SearchQuery, m *memDoc, cat categoryMatch) bool {
 		some(q.Delivery, m.Delivery) && some(q.Facilities, m.Facilities) && some(q.Languages, m.Languages) &&
 		some(q.TargetGroups, m.TargetGroups) && some(q.Programs, m.Programs) &&
 		(q.Appointment == "" || q.Appointment == m.Appointment) && (!q.SelfReferral || m.SelfReferral) &&
-		(len(q.Areas) == 0 || slices.ContainsFunc(q.Areas, func(a string) bool { return inArea(m, a, q.LocatedOnly) })) &&
+		!slices.ContainsFunc(q.Areas, func(a string) bool { return !inArea(m, a, q.LocatedOnly) }) &&
 		(q.Open == nil || q.Open(m.Hours, m.Areas))
 }
 

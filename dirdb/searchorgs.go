@@ -44,7 +44,7 @@ func (d *Directory) SearchOrganisations(ctx context.Context, v dirsvc.Viewer, q 
 	for _, m := range idx.docs {
 		if m.audiences&bit == 0 || m.OrgName == "" || !insideSearch(m, v.Narrowing) ||
 			len(q.Types) > 0 && !slices.Contains(q.Types, m.Type) || match != nil && !match(m) ||
-			len(q.Areas) > 0 && !slices.ContainsFunc(q.Areas, func(a string) bool { return inArea(m, a, false) }) {
+			slices.ContainsFunc(q.Areas, func(a string) bool { return !inArea(m, a, false) }) {
 			continue
 		}
 		o := orgs[m.Organisation]

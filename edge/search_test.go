@@ -352,6 +352,24 @@ func TestSearchByLocality(t *testing.T) {
 	if m["total"].(float64) == 0 || !atSite {
 		t.Errorf("locality %s finds %v services, none at %s", site.Address.Locality, m["total"], site.PublicID)
 	}
+	// A postcode and an area both hold: sites located in the postcode are in its state, in no other
+	// (with catchments, services serving the whole country lie in both).
+	state := ""
+	for _, a := range site.Areas {
+		if strings.HasPrefix(a, "state:") {
+			state = a
+		}
+	}
+	both := func(area string) float64 {
+		return s.get(t, "/v1/d/demo/search/services?includeCatchment=false&postcode="+site.Address.Postcode+"&area="+area).json(t)["total"].(float64)
+	}
+	other := "state:tas"
+	if state == other {
+		other = "state:wa"
+	}
+	if both(state) == 0 || both(other) != 0 {
+		t.Errorf("postcode %s with %s finds %v, with %s %v", site.Address.Postcode, state, both(state), other, both(other))
+	}
 	if n := s.get(t, "/v1/d/demo/search/services?locality=Nowhereville").json(t)["total"].(float64); n != 0 {
 		t.Errorf("an unknown locality finds %v services", n)
 	}
