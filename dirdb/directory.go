@@ -34,7 +34,7 @@ type Directory struct {
 
 	readers *sql.DB
 	records *recordReaders // single record reads, on connections of readers kept for them
-	lists   stmtCache      // statements of list queries, by text
+	lists   stmtCache      // statements of list and related-record queries, by text
 	cache   *viewCache
 	search  searchIndex // the search documents, in memory
 

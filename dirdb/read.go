@@ -104,7 +104,7 @@ func (d *Directory) Related(ctx context.Context, v dirsvc.Viewer, kind, ref dirs
 	d.gate.RLock()
 	defer d.gate.RUnlock()
 	in := inside(kind, "r.public_id", v)
-	rows, err := d.readers.QueryContext(ctx, `
+	rows, err := d.lists.query(ctx, d.readers, `
 SELECT r.public_id, p.body, p.etag
 FROM records r JOIN projections p ON p.public_id = r.public_id AND p.audiences & ? != 0
 WHERE r.`+col+` = ? AND r.kind = ? AND `+in.sql+`

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -389,8 +390,8 @@ func TestSearchReadsPlacesAndSpelling(t *testing.T) {
 	}
 }
 
-// TestFirstInOrderIsTheSortedPrefix compares firstInOrder with a whole sort, for every k.
-func TestFirstInOrderIsTheSortedPrefix(t *testing.T) {
+// TestTopKIsTheSortedPrefix compares topK with a whole sort, for every k.
+func TestTopKIsTheSortedPrefix(t *testing.T) {
 	xs := make([]int, 500)
 	for i := range xs {
 		xs[i] = (i * 7919) % 211 // repeats, in no order
@@ -398,7 +399,11 @@ func TestFirstInOrderIsTheSortedPrefix(t *testing.T) {
 	want := slices.Clone(xs)
 	slices.Sort(want)
 	for k := 0; k <= len(xs)+1; k++ {
-		got := firstInOrder(slices.Clone(xs), k, func(a, b int) int { return a - b })
+		first := newTopK(k, func(a, b int) int { return a - b })
+		for _, x := range xs {
+			first.add(x)
+		}
+		got := first.sorted()
 		if !slices.Equal(got, want[:min(k, len(want))]) {
 			t.Fatalf("k=%d: %v", k, got)
 		}
@@ -503,5 +508,86 @@ func TestSearchFollowsWritesPastForgottenRemovals(t *testing.T) {
 	slices.Sort(found)
 	if !slices.Equal(found, listed) {
 		t.Errorf("search finds %d services, the list %d", len(found), len(listed))
+	}
+}
+
+// TestKeptPostingsFollowWrites searches a word, so that its posting is kept, then moves the word
+// from one organisation's services to another's: the next search finds exactly the other's, as a
+// search with no posting kept does; also when the write numbers the documents anew.
+func TestKeptPostingsFollowWrites(t *testing.T) {
+	for _, renumbered := range []bool{false, true} {
+		t.Run(fmt.Sprintf("renumbered=%v", renumbered), func(t *testing.T) {
+			if renumbered {
+				defer func(n int) { minRenumbered = n }(minRenumbered)
+				minRenumbered = 0
+			}
+			d := demoDirectory(t)
+			ctx := context.Background()
+			pub := dirsvc.Viewer{Audience: dirsvc.Public}
+			snap, err := d.loadSnapshotForTest(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var orgs []*dirsvc.Organisation
+			for _, r := range snap.Records {
+				if o, ok := r.(*dirsvc.Organisation); ok && o.State == dirsvc.StateLive {
+					orgs = append(orgs, o)
+				}
+			}
+			named := func(o *dirsvc.Organisation, name string) {
+				t.Helper()
+				old := o.Name
+				o.Name = name
+				if _, err := d.Import(ctx, snap); err != nil {
+					t.Fatal(err)
+				}
+				o.Name = old
+			}
+			// The services found by a word, and that they are those a search without kept postings finds.
+			find := func(text string) map[string]bool {
+				t.Helper()
+				res := search(t, d, pub, dirsvc.SearchQuery{Text: text, Limit: 1000})
+				// The same search with none kept, leaving those kept as they were.
+				idx := &d.search
+				idx.mu.Lock()
+				kept, entries := idx.postings, idx.postingEntries
+				idx.forgetPostings()
+				idx.mu.Unlock()
+				again := search(t, d, pub, dirsvc.SearchQuery{Text: text, Limit: 1000})
+				idx.mu.Lock()
+				idx.postings, idx.postingEntries = kept, entries
+				idx.mu.Unlock()
+				if !reflect.DeepEqual(res, again) {
+					t.Fatalf("searching %q with kept postings finds %v; without, %v", text, hitIDs(res), hitIDs(again))
+				}
+				orgsFound := map[string]bool{}
+				for _, h := range res.Hits {
+					orgsFound[h.Organisation] = true
+				}
+				return orgsFound
+			}
+			resets := d.search.resets
+			moved := 0
+			for i, o := range orgs[:min(len(orgs), 4)] {
+				named(o, "Quokkaborough Care "+o.Name)
+				got := find("quokkaborough")
+				prefix := find("quokkab")
+				if !reflect.DeepEqual(got, prefix) {
+					t.Errorf("step %d: quokkaborough finds %v, quokkab %v", i, got, prefix)
+				}
+				if len(got) > 0 {
+					moved++
+				}
+				if len(got) > 1 || len(got) == 1 && !got[o.PublicID] {
+					t.Errorf("step %d: quokkaborough finds the services of %v, not only of %s", i, got, o.PublicID)
+				}
+			}
+			if moved < 2 {
+				t.Fatalf("the word was found in %d organisations' services: the test moved nothing", moved)
+			}
+			if renumbered && d.search.resets == resets {
+				t.Error("the documents were never numbered anew")
+			}
+		})
 	}
 }

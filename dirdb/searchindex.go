@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"unicode"
@@ -28,9 +29,26 @@ type searchIndex struct {
 	loadErr  error
 	gen      uint64 // the file's generation it was brought up to (records.gen), plus one
 	epoch    int64
+	resets   uint64 // how often every document was read anew
 	lastID   int64
 	lastGone int64
 	docs     map[int64]*memDoc
+	// The documents by number (memDoc.ord), in the order of their IDs, and beside them what every
+	// search reads of each, so that a search through many documents reads a few dense arrays:
+	// the audiences that find it (0 once gone), its name's rank, and its facet values' numbers
+	// (facetVals[facetAt[n]:facetAt[n+1]]). A gone document's number is not reused until the
+	// documents are numbered anew (renumber).
+	byOrd     []*memDoc
+	aud       []uint8
+	rank      []int32
+	facetAt   []uint32
+	facetVals []uint32
+	goneOrds  int
+	// By audience bit, the documents it finds; the average length of names and organisations' names
+	// in words (for the ranking).
+	audienceDocs              map[int64]int
+	avgNameWords, avgOrgWords float32
+	hours                     map[string]*dirsvc.OpeningHours // the documents' hours, one of each
 	// Every facet value any document held since the index was made, numbered.
 	values   []facetValue
 	valueIDs map[facetValue]uint32
@@ -39,16 +57,23 @@ type searchIndex struct {
 	vocab       map[int64]*vocabulary
 	localities  map[int64]map[string][]string
 	suggestions map[int64][]candidate // autocomplete's, for viewers without a narrowing
+	// The postings kept (postings.go), the documents they hold in all, and their clock.
+	pmu            sync.Mutex
+	postings       map[postingKey]*posting
+	postingEntries int
+	clock          uint64
 }
 
 // memDoc is one search document held in memory.
 type memDoc struct {
-	id        int64
-	service   string
-	audiences int64
-	nameKey   string   // the name as sorted
-	nameRank  int32    // its place in the order of names (rankNames)
-	facets    []uint32 // its facet values' numbers (searchIndex.values)
+	id                  int64
+	service             string
+	audiences           int64
+	nameKey             string   // the name as sorted
+	nameRank            int32    // its place in the order of names (rankNames)
+	nameWords, orgWords uint16   // the lengths of its name and its organisation's, in words
+	facets              []uint32 // its facet values' numbers (searchIndex.values)
+	ord                 int32    // its number (searchIndex.byOrd)
 	searchDoc
 }
 
@@ -121,7 +146,8 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 	behind := firstGone.Valid && firstGone.Int64 > idx.lastGone+1
 	if epoch != idx.epoch || idx.docs == nil || behind {
 		idx.docs, idx.lastID, idx.lastGone, idx.epoch = map[int64]*memDoc{}, 0, 0, epoch
-		idx.values, idx.valueIDs = nil, map[facetValue]uint32{}
+		idx.values, idx.valueIDs, idx.hours = nil, map[facetValue]uint32{}, map[string]*dirsvc.OpeningHours{}
+		idx.renumber()
 		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM search_gone").Scan(&idx.lastGone); err != nil {
 			return fmt.Errorf("read removed search documents: %w", err)
 		}
@@ -136,11 +162,18 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 				rows.Close()
 				return err
 			}
-			delete(idx.docs, id)
+			if m := idx.docs[id]; m != nil {
+				idx.byOrd[m.ord], idx.aud[m.ord] = nil, 0
+				idx.goneOrds++
+				delete(idx.docs, id)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
+		}
+		if idx.goneOrds > minRenumbered && idx.goneOrds > len(idx.byOrd)/2 {
+			idx.renumber()
 		}
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT id, service_id, audiences, doc FROM search_docs WHERE id > ? ORDER BY id", idx.lastID)
@@ -157,18 +190,96 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 		if err := json.Unmarshal(raw, &m.searchDoc); err != nil {
 			return fmt.Errorf("decode the search document %d: %w", m.id, err)
 		}
-		m.nameKey = strings.ToLower(m.Name)
-		m.facets = idx.facetsOfDoc(m)
-		idx.docs[m.id] = m
+		if err := idx.add(m); err != nil {
+			return err
+		}
 		idx.lastID = max(idx.lastID, m.id)
 	}
 	if err := rows.Err(); err != nil {
 		return err
 	}
 	idx.rankNames()
+	idx.count()
 	idx.gen, idx.vocab, idx.localities = gen, map[int64]*vocabulary{}, map[int64]map[string][]string{}
 	idx.suggestions = map[int64][]candidate{}
 	return nil
+}
+
+// minRenumbered is the fewest gone documents for which the documents are numbered anew (when they
+// are also more than half of the numbers given); a variable for tests.
+var minRenumbered = 4096
+
+// add numbers a document newer than those held and holds it. The caller holds the index's lock for
+// writing.
+func (idx *searchIndex) add(m *memDoc) error {
+	m.nameKey = strings.ToLower(m.Name)
+	m.nameWords, m.orgWords = wordCount(m.Name), wordCount(m.OrgName)
+	m.facets = idx.facetsOfDoc(m)
+	if m.Hours != nil {
+		// Documents with the same hours share them, so that an open-state filter works out each
+		// week once a search.
+		key, err := json.Marshal(m.Hours)
+		if err != nil {
+			return fmt.Errorf("encode the hours of search document %d: %w", m.id, err)
+		}
+		if h, ok := idx.hours[string(key)]; ok {
+			m.Hours = h
+		} else {
+			idx.hours[string(key)] = m.Hours
+		}
+	}
+	idx.docs[m.id] = m
+	idx.number(m)
+	return nil
+}
+
+// number gives a document the next number. The caller holds the index's lock for writing.
+func (idx *searchIndex) number(m *memDoc) {
+	m.ord = int32(len(idx.byOrd))
+	idx.byOrd = append(idx.byOrd, m)
+	idx.aud = append(idx.aud, uint8(m.audiences))
+	idx.rank = append(idx.rank, 0) // rankNames
+	if len(idx.facetAt) == 0 {
+		idx.facetAt = append(idx.facetAt, 0)
+	}
+	idx.facetVals = append(idx.facetVals, m.facets...)
+	idx.facetAt = append(idx.facetAt, uint32(len(idx.facetVals)))
+}
+
+// renumber numbers the documents held anew, in the order of their IDs, and forgets the postings
+// (which hold the old numbers); a search that took postings before sees resets move and takes
+// them again. The caller holds the index's lock for writing.
+func (idx *searchIndex) renumber() {
+	held := make([]*memDoc, 0, len(idx.docs))
+	for _, m := range idx.byOrd {
+		if m != nil && idx.docs[m.id] == m {
+			held = append(held, m)
+		}
+	}
+	idx.byOrd, idx.aud, idx.rank, idx.facetAt, idx.facetVals, idx.goneOrds = nil, nil, nil, nil, nil, 0
+	for _, m := range held {
+		idx.number(m)
+	}
+	idx.resets++
+	idx.forgetPostings()
+}
+
+// count counts the documents each audience finds and averages the lengths of their names. The
+// caller holds the index's lock for writing.
+func (idx *searchIndex) count() {
+	idx.audienceDocs = map[int64]int{}
+	var names, orgs int
+	for _, m := range idx.docs {
+		for _, a := range dirsvc.ServedAudiences {
+			if bit := audienceBit(a); m.audiences&bit != 0 {
+				idx.audienceDocs[bit]++
+			}
+		}
+		names, orgs = names+int(m.nameWords), orgs+int(m.orgWords)
+	}
+	if n := len(idx.docs); n > 0 {
+		idx.avgNameWords, idx.avgOrgWords = float32(names)/float32(n), float32(orgs)/float32(n)
+	}
 }
 
 // rankNames numbers the documents in the order of their names (then services), so that sorting a
@@ -183,12 +294,9 @@ func (idx *searchIndex) rankNames() {
 	})
 	for i, m := range all {
 		m.nameRank = int32(i)
+		idx.rank[m.ord] = int32(i)
 	}
 }
-
-// The weights of the full-text columns in a search's ranking (bm25), in the tables' column order:
-// name, specialties, organisation, place, practitioners, description.
-const textWeights = "10.0, 6.0, 4.0, 3.0, 4.0, 1.0"
 
 // maxQueryWords bounds the words of a search that go to the full-text index.
 const maxQueryWords = 12
@@ -198,7 +306,7 @@ const maxQueryWords = 12
 func queryWords(text string) [][]string {
 	var out [][]string
 	for _, chunk := range strings.Fields(strings.ToLower(text)) {
-		parts := strings.FieldsFunc(chunk, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		parts := strings.FieldsFunc(chunk, notWordRune)
 		if len(parts) > 0 {
 			out = append(out, parts)
 		}
@@ -209,19 +317,8 @@ func queryWords(text string) [][]string {
 	return out
 }
 
-// textQuery returns the full-text query of a search's words: each word (a hyphenated or dotted one
-// as the phrase of its parts), all of them required, the last also as the start of a longer word
-// (one being typed); "" when there is no word.
-func textQuery(words [][]string) string {
-	out := make([]string, len(words))
-	for i, w := range words {
-		out[i] = `"` + strings.Join(w, " ") + `"`
-	}
-	if len(out) > 0 {
-		out[len(out)-1] += "*"
-	}
-	return strings.Join(out, " ")
-}
+// notWordRune reports whether a character splits words, as the full-text index splits them.
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
 // placeWords are the words that may come before a place written in a search's words.
 var placeWords = []string{"in", "near", "at", "around"}
@@ -326,25 +423,91 @@ func (idx *searchIndex) localitiesOf(bit int64) map[string][]string {
 	return m
 }
 
-// textMatches returns the documents the audience's full-text index matches for the words, with
-// their scores (lower ranks first).
-func (d *Directory) textMatches(ctx context.Context, bit int64, query string) (map[int64]float64, error) {
-	table := fmt.Sprintf("search_text_%d", bit)
-	rows, err := d.readers.QueryContext(ctx, "SELECT rowid, bm25("+table+", "+textWeights+") FROM "+table+" WHERE "+table+" MATCH ?", query)
-	if err != nil {
-		return nil, fmt.Errorf("search the words: %w", err)
-	}
-	defer rows.Close()
-	out := map[int64]float64{}
-	for rows.Next() {
-		var id int64
-		var score float64
-		if err := rows.Scan(&id, &score); err != nil {
-			return nil, err
+// keptWords reads a search's words for the audience bit (readWords) from what the index keeps, and
+// returns the postings of the words left (the last word also as the start of a longer one); ok is
+// false when it keeps too little: the vocabulary (to correct spelling) or a posting, or a posting
+// behind the documents. The caller holds the index's lock for reading.
+func (d *Directory) keptWords(ctx context.Context, bit int64, q *dirsvc.SearchQuery) (words [][]string, r dirsvc.QueryReading, ps []*posting, ok bool, err error) {
+	idx := &d.search
+	if q.Spell && len(queryWords(q.Text)) > 0 {
+		idx.vmu.Lock()
+		kept := idx.vocab[bit] != nil
+		idx.vmu.Unlock()
+		if !kept {
+			return nil, r, nil, false, nil
 		}
-		out[id] = score
 	}
-	return out, rows.Err()
+	if words, r, err = d.readWords(ctx, bit, q.Text, q.Spell, q.Place); err != nil {
+		return nil, r, nil, false, err
+	}
+	for i, w := range words {
+		p := idx.keptPosting(postingKey{bit: bit, phrase: strings.Join(w, " "), prefix: i == len(words)-1})
+		if p == nil || p.upto < idx.lastID {
+			return nil, r, nil, false, nil
+		}
+		ps = append(ps, p)
+	}
+	return words, r, ps, true, nil
+}
+
+// readWords' companion: keepWords reads from the file what keptWords found missing (the
+// vocabulary, and the postings not kept or behind the documents), under the directory's gate.
+func (d *Directory) keepWords(ctx context.Context, bit int64, q *dirsvc.SearchQuery) error {
+	idx := &d.search
+	return d.longRead(ctx, func(ctx context.Context) error {
+		idx.mu.RLock()
+		defer idx.mu.RUnlock()
+		words, _, err := d.readWords(ctx, bit, q.Text, q.Spell, q.Place)
+		if err != nil {
+			return err
+		}
+		for i, w := range words {
+			key := postingKey{bit: bit, phrase: strings.Join(w, " "), prefix: i == len(words)-1}
+			if p := idx.keptPosting(key); p == nil || p.upto < idx.lastID {
+				if _, err := d.readPosting(ctx, key, p); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// eachMatch calls fn with each document (by number) that every posting holds, and its score: the
+// sum over the words of their weight in it times their rarity (BM25's inverse document frequency
+// among the n documents of the audience). It walks the shortest posting and seeks in the others.
+func eachMatch(ps []*posting, n int, fn func(o int32, score float32)) {
+	order := make([]int, len(ps))
+	idf := make([]float32, len(ps))
+	for i, p := range ps {
+		order[i] = i
+		df := float64(len(p.ords))
+		idf[i] = float32(math.Log(1 + (float64(n)-df+0.5)/(df+0.5)))
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(len(ps[a].ords), len(ps[b].ords)) })
+	at := make([]int, len(ps))
+	first := ps[order[0]]
+next:
+	for i, o := range first.ords {
+		score := idf[order[0]] * first.weights[i]
+		for _, j := range order[1:] {
+			p := ps[j]
+			k := at[j]
+			for step := 1; k+step < len(p.ords) && p.ords[k+step] <= o; step *= 2 {
+				k += step // gallop
+			}
+			k += sort.Search(len(p.ords)-k, func(x int) bool { return p.ords[k+x] >= o })
+			at[j] = k
+			if k == len(p.ords) {
+				return
+			}
+			if p.ords[k] != o {
+				continue next
+			}
+			score += idf[j] * p.weights[k]
+		}
+		fn(o, score)
+	}
 }
 
 // SearchServices finds the services the viewer may find that match the query (see
@@ -356,152 +519,245 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 		return res, nil
 	}
 	bit := audienceBit(v.Audience)
-	match, err := d.categoryMatcher(ctx, v.Audience, q.Categories)
+	cats, err := d.categoryMatcher(ctx, v.Audience, q.Categories)
 	if err != nil {
 		return res, err
 	}
-	var scores map[int64]float64
-	var words [][]string
 	if err := d.freshSearch(ctx); err != nil {
 		return res, fmt.Errorf("search services: %w", err)
 	}
-	err = d.longRead(ctx, func(ctx context.Context) error {
-		d.search.mu.RLock()
-		defer d.search.mu.RUnlock()
-		var err error
-		if words, res.Reading, err = d.readWords(ctx, bit, q.Text, q.Spell, q.Place); err != nil {
-			return err
-		}
-		scores = nil
-		if tq := textQuery(words); tq != "" {
-			scores, err = d.textMatches(ctx, bit, tq)
-		}
-		return err
-	})
-	if err != nil {
-		return res, fmt.Errorf("search services: %w", err)
-	}
-	// A match, with what it is ordered by read under the index's lock: a refresh numbers names
-	// anew (a document's other fields never change once read).
-	type found struct {
-		doc   *memDoc
-		rank  int32
-		score float64
-		km    float64 // NaN when unknown
-	}
-	var hits []found
+	// The postings are looked up and used under one hold of the index's lock, so that their
+	// documents' numbers are the index's. When some must be read from the file first, they are,
+	// and the search begins again (a change to the documents meanwhile may call for more).
 	idx := &d.search
-	idx.mu.RLock()
-	consider := func(m *memDoc, score float64) {
-		if m.audiences&bit == 0 || !insideSearch(m, v.Narrowing) || !matchesFilters(&q, m, match) {
-			return
+	for range maxSearchTries {
+		idx.mu.RLock()
+		words, reading, ps, ok, err := d.keptWords(ctx, bit, &q)
+		if ok && err == nil {
+			res = idx.findServices(v, &q, bit, cats, words, reading, ps)
 		}
-		if p := res.Reading.Place; p != nil && !slices.ContainsFunc(p.Areas, func(a string) bool { return inArea(m, a, q.LocatedOnly) }) {
-			return
+		idx.mu.RUnlock()
+		if err != nil || ok {
+			return res, err
 		}
-		km := math.NaN()
-		if q.Near != nil && m.Point != nil {
-			km = dirsvc.HaversineKm(q.Near.Lat, q.Near.Lon, m.Point.Lat, m.Point.Lon)
-		}
-		if q.RadiusKm > 0 && !(km <= q.RadiusKm) {
-			return
-		}
-		hits = append(hits, found{m, m.nameRank, score, km})
-	}
-	if scores != nil {
-		for id, s := range scores {
-			if m := idx.docs[id]; m != nil {
-				consider(m, s)
-			}
-		}
-	} else if len(words) == 0 {
-		for _, m := range idx.docs {
-			consider(m, 0)
+		if err := d.keepWords(ctx, bit, &q); err != nil {
+			return res, fmt.Errorf("search services: %w", err)
 		}
 	}
-	docs := make([]*memDoc, len(hits))
-	for i, h := range hits {
-		docs[i] = h.doc
+	return res, fmt.Errorf("search services: the documents changed %d times during the search", maxSearchTries)
+}
+
+// maxSearchTries bounds how often a search reads what it needs from the file and begins again.
+const maxSearchTries = 4
+
+// findServices works out a search from the postings of its words. The caller holds the index's
+// lock for reading.
+func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit int64, cats *categorySet, words [][]string, reading dirsvc.QueryReading, ps []*posting) dirsvc.SearchResult {
+	res := dirsvc.SearchResult{Reading: reading}
+	// A match, with what it is ordered by: its score (higher first), distance and name's rank.
+	type found struct {
+		ord, rank int32
+		score     float32
+		km        float64 // NaN when unknown
 	}
-	res.Total, res.Facets = len(hits), idx.facetsOf(docs)
-	idx.mu.RUnlock()
 	byName := func(a, b found) int { return cmp.Compare(a.rank, b.rank) }
-	byDistance := func(a, b found) int {
-		an, bn := math.IsNaN(a.km), math.IsNaN(b.km)
-		switch {
-		case an && bn:
-			return byName(a, b)
-		case an:
-			return 1
-		case bn:
-			return -1
-		}
-		return cmp.Or(cmp.Compare(a.km, b.km), byName(a, b))
-	}
-	order := func(a, b found) int { return cmp.Or(cmp.Compare(a.score, b.score), byName(a, b)) }
+	order := func(a, b found) int { return cmp.Or(cmp.Compare(b.score, a.score), byName(a, b)) }
 	switch {
 	case q.Sort == dirsvc.SortDistance && q.Near != nil:
-		order = byDistance
-	case q.Sort == dirsvc.SortName || scores == nil:
+		order = func(a, b found) int {
+			an, bn := math.IsNaN(a.km), math.IsNaN(b.km)
+			switch {
+			case an && bn:
+				return byName(a, b)
+			case an:
+				return 1
+			case bn:
+				return -1
+			}
+			return cmp.Or(cmp.Compare(a.km, b.km), byName(a, b))
+		}
+	case q.Sort == dirsvc.SortName || len(words) == 0:
 		order = byName
 	}
-	if q.ByOrganisation {
-		slices.SortFunc(hits, order)
-	} else {
-		hits = firstInOrder(hits, q.Offset+q.Limit, order)
+	groups, none := idx.facetGroups(q, cats)
+	if none {
+		res.Facets = dirsvc.SearchFacets{}.Listed()
+		return res
 	}
+	// The filters read from the document itself rather than the arrays beside it.
+	byDoc := v.Narrowing.Narrowed() || len(q.Facilities) > 0 || q.Appointment != "" || q.SelfReferral ||
+		len(q.Areas) > 0 || q.Open != nil || reading.Place != nil || q.Near != nil
+	open := openMemo(q.Open)
+	counts := make([]int, len(idx.values))
+	first := newTopK(q.Offset+q.Limit, order)
+	var all []found // every match, for a search by organisation
+	consider := func(o int32, score float32) {
+		if idx.aud[o]&uint8(bit) == 0 {
+			return
+		}
+		facets := idx.facetVals[idx.facetAt[o]:idx.facetAt[o+1]]
+		for _, g := range groups {
+			if !sharesOne(facets, g) {
+				return
+			}
+		}
+		km := math.NaN()
+		if byDoc {
+			m := idx.byOrd[o]
+			if !insideSearch(m, v.Narrowing) || !matchesDoc(q, m, open) {
+				return
+			}
+			if p := reading.Place; p != nil && !slices.ContainsFunc(p.Areas, func(a string) bool { return inArea(m, a, q.LocatedOnly) }) {
+				return
+			}
+			if q.Near != nil && m.Point != nil {
+				km = dirsvc.HaversineKm(q.Near.Lat, q.Near.Lon, m.Point.Lat, m.Point.Lon)
+			}
+			if q.RadiusKm > 0 && !(km <= q.RadiusKm) {
+				return
+			}
+		}
+		res.Total++
+		for _, n := range facets {
+			counts[n]++
+		}
+		f := found{o, idx.rank[o], score, km}
+		if q.ByOrganisation {
+			all = append(all, f)
+		} else {
+			first.add(f)
+		}
+	}
+	if len(ps) > 0 {
+		eachMatch(ps, idx.audienceDocs[bit], consider)
+	} else if len(words) == 0 {
+		for o := range idx.byOrd {
+			consider(int32(o), 0)
+		}
+	}
+	res.Facets = idx.facetsOf(counts)
 	hitOf := func(h found) dirsvc.SearchHit {
-		hit := dirsvc.SearchHit{PublicID: h.doc.service, Organisation: h.doc.Organisation}
+		m := idx.byOrd[h.ord]
+		hit := dirsvc.SearchHit{PublicID: m.service, Organisation: m.Organisation}
 		if !math.IsNaN(h.km) {
 			km := h.km
 			hit.DistanceKm = &km
 		}
 		return hit
 	}
-	if q.ByOrganisation {
-		// Organisations in the order of their best service; the services of the page's ones.
-		var orgs []dirsvc.SearchOrganisation
-		at := map[string]int{}
-		for _, h := range hits {
-			i, ok := at[h.doc.Organisation]
-			if !ok {
-				i = len(orgs)
-				at[h.doc.Organisation] = i
-				orgs = append(orgs, dirsvc.SearchOrganisation{PublicID: h.doc.Organisation, Name: h.doc.OrgName})
-			}
-			orgs[i].Services++
+	if !q.ByOrganisation {
+		hits := first.sorted()
+		for _, h := range hits[min(q.Offset, len(hits)):] {
+			res.Hits = append(res.Hits, hitOf(h))
 		}
-		res.ServiceTotal, res.Total = len(hits), len(orgs)
-		page := orgs[min(q.Offset, len(orgs)):min(len(orgs), q.Offset+q.Limit)]
-		res.Organisations = page
-		for _, h := range hits {
-			if i := at[h.doc.Organisation]; i >= q.Offset && i < q.Offset+len(page) && len(res.Hits) < maxGroupedHits {
-				res.Hits = append(res.Hits, hitOf(h))
-			}
+		return res
+	}
+	// Organisations in the order of their best service; the services of the page's ones.
+	slices.SortFunc(all, order)
+	var orgs []dirsvc.SearchOrganisation
+	at := map[string]int{}
+	for _, h := range all {
+		m := idx.byOrd[h.ord]
+		i, ok := at[m.Organisation]
+		if !ok {
+			i = len(orgs)
+			at[m.Organisation] = i
+			orgs = append(orgs, dirsvc.SearchOrganisation{PublicID: m.Organisation, Name: m.OrgName})
 		}
-		return res, nil
+		orgs[i].Services++
 	}
-	for _, h := range hits[min(q.Offset, len(hits)):min(len(hits), q.Offset+q.Limit)] {
-		res.Hits = append(res.Hits, hitOf(h))
+	res.ServiceTotal, res.Total = len(all), len(orgs)
+	page := orgs[min(q.Offset, len(orgs)):min(len(orgs), q.Offset+q.Limit)]
+	res.Organisations = page
+	for _, h := range all {
+		if i := at[idx.byOrd[h.ord].Organisation]; i >= q.Offset && i < q.Offset+len(page) && len(res.Hits) < maxGroupedHits {
+			res.Hits = append(res.Hits, hitOf(h))
+		}
 	}
-	return res, nil
+	return res
 }
 
-// firstInOrder returns the first k of xs in the order cmp gives, sorted, keeping a heap of the k
-// best seen: a page of a large match set costs about one comparison a match rather than a sort.
-func firstInOrder[T any](xs []T, k int, cmp func(a, b T) int) []T {
-	if k >= len(xs)/4 {
-		slices.SortFunc(xs, cmp)
-		return xs[:min(k, len(xs))]
+// sharesOne reports whether two sorted lists of numbers share one.
+func sharesOne(a, b []uint32) bool {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			return true
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
 	}
-	h := make([]T, 0, k) // a max-heap by cmp: h[0] is the worst kept
-	down := func(i int) {
-		for {
+	return false
+}
+
+// openMemo returns an open-state filter that works out each week of hours (shared by the documents
+// that have the same, see searchIndex.add) once for each state's holidays; nil for nil.
+func openMemo(open func(*dirsvc.OpeningHours, []string) bool) func(*memDoc) bool {
+	if open == nil {
+		return nil
+	}
+	type key struct {
+		hours *dirsvc.OpeningHours
+		state string
+	}
+	seen := map[key]bool{}
+	return func(m *memDoc) bool {
+		if m.Hours == nil {
+			return false
+		}
+		k := key{m.Hours, stateArea(m.Areas)}
+		is, ok := seen[k]
+		if !ok {
+			is = open(m.Hours, m.Areas)
+			seen[k] = is
+		}
+		return is
+	}
+}
+
+// stateArea returns the first state area (state:<code>) of areas, the one public holidays follow;
+// "" when there is none.
+func stateArea(areas []string) string {
+	for _, a := range areas {
+		if strings.HasPrefix(a, "state:") {
+			return a
+		}
+	}
+	return ""
+}
+
+// topK keeps the first k of what it is given in the order cmp gives, in a heap of the k best seen:
+// a page of a large match set costs about one comparison a match rather than a sort.
+type topK[T any] struct {
+	k   int
+	cmp func(a, b T) int
+	h   []T // a max-heap by cmp: h[0] is the worst kept
+}
+
+func newTopK[T any](k int, cmp func(a, b T) int) *topK[T] {
+	return &topK[T]{k: k, cmp: cmp, h: make([]T, 0, min(k, 1024))}
+}
+
+// add offers x.
+func (t *topK[T]) add(x T) {
+	h := t.h
+	switch {
+	case len(h) < t.k:
+		h = append(h, x)
+		for i := len(h) - 1; i > 0 && t.cmp(h[i], h[(i-1)/2]) > 0; i = (i - 1) / 2 {
+			h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+		}
+		t.h = h
+	case t.k > 0 && t.cmp(x, h[0]) < 0:
+		h[0] = x
+		for i := 0; ; {
 			l, r, w := 2*i+1, 2*i+2, i
-			if l < len(h) && cmp(h[l], h[w]) > 0 {
+			if l < len(h) && t.cmp(h[l], h[w]) > 0 {
 				w = l
 			}
-			if r < len(h) && cmp(h[r], h[w]) > 0 {
+			if r < len(h) && t.cmp(h[r], h[w]) > 0 {
 				w = r
 			}
 			if w == i {
@@ -511,20 +767,12 @@ func firstInOrder[T any](xs []T, k int, cmp func(a, b T) int) []T {
 			i = w
 		}
 	}
-	for _, x := range xs {
-		switch {
-		case len(h) < k:
-			h = append(h, x)
-			for i := len(h) - 1; i > 0 && cmp(h[i], h[(i-1)/2]) > 0; i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-		case k > 0 && cmp(x, h[0]) < 0:
-			h[0] = x
-			down(0)
-		}
-	}
-	slices.SortFunc(h, cmp)
-	return h
+}
+
+// sorted returns the first k offered, in order.
+func (t *topK[T]) sorted() []T {
+	slices.SortFunc(t.h, t.cmp)
+	return t.h
 }
 
 // maxGroupedHits bounds the services a search by organisation returns with its page.
@@ -542,14 +790,23 @@ func insideSearch(m *memDoc, n dirsvc.Narrowing) bool {
 	return len(n.Categories) == 0 || m.Category != "" && slices.Contains(n.Categories, m.Category)
 }
 
-// categoryMatch finds the services of the categories a search asks for.
-type categoryMatch func(m *memDoc) bool
+// categorySet is the categories a search asks for, resolved: the services of its platform types,
+// of its platform categories, or tagged with one of its local types.
+type categorySet struct {
+	types, locals, platform map[string]bool
+}
+
+// has reports whether a document's service is of the categories.
+func (c *categorySet) has(m *memDoc) bool {
+	return c.types[m.Type] || c.platform[m.Category] || slices.ContainsFunc(m.LocalTypes, func(lt string) bool { return c.locals[lt] })
+}
 
 // categoryMatcher resolves the categories a search names against the audience's taxonomy: a
 // directory category finds the services of its platform types and those tagged with its local
 // types (a category of local types, exactly those tagged); a local type's code or slug finds those
-// tagged with it; anything else is taken as a platform category code.
-func (d *Directory) categoryMatcher(ctx context.Context, a dirsvc.Audience, cats []string) (categoryMatch, error) {
+// tagged with it; anything else is taken as a platform category code. It returns nil when the
+// search names none.
+func (d *Directory) categoryMatcher(ctx context.Context, a dirsvc.Audience, cats []string) (*categorySet, error) {
 	if len(cats) == 0 {
 		return nil, nil
 	}
@@ -557,39 +814,83 @@ func (d *Directory) categoryMatcher(ctx context.Context, a dirsvc.Audience, cats
 	if err != nil {
 		return nil, err
 	}
-	types, locals, platform := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	set := &categorySet{types: map[string]bool{}, locals: map[string]bool{}, platform: map[string]bool{}}
 	for _, c := range cats {
 		if i := slices.IndexFunc(tax.Categories, func(cv dirsvc.CategoryView) bool { return cv.Code == c }); i >= 0 {
 			for _, t := range tax.Categories[i].Types {
-				types[t] = true
+				set.types[t] = true
 			}
 			for _, lt := range tax.Categories[i].LocalTypes {
-				locals[lt] = true
+				set.locals[lt] = true
 			}
 		} else if i := slices.IndexFunc(tax.LocalTypes, func(lt dirsvc.LocalTypeView) bool { return lt.Code == c || lt.Slug == c }); i >= 0 {
-			locals[tax.LocalTypes[i].Code] = true
+			set.locals[tax.LocalTypes[i].Code] = true
 		} else {
-			platform[c] = true
+			set.platform[c] = true
 		}
 	}
-	return func(m *memDoc) bool {
-		return types[m.Type] || platform[m.Category] || slices.ContainsFunc(m.LocalTypes, func(lt string) bool { return locals[lt] })
-	}, nil
+	return set, nil
 }
 
-// matchesFilters reports whether a document meets the query's filters (the words, place and
-// narrowing apart).
-func matchesFilters(q *dirsvc.SearchQuery, m *memDoc, cat categoryMatch) bool {
-	one := func(want []string, have string) bool { return len(want) == 0 || slices.Contains(want, have) }
-	some := func(want, have []string) bool {
-		return len(want) == 0 || slices.ContainsFunc(want, func(w string) bool { return slices.Contains(have, w) })
+// facetGroups returns the filters of a search that facet values decide, each as the sorted numbers
+// of the values it accepts (a document passes one when it holds one of them): its types, categories,
+// costs, ownership, delivery, languages, target groups and programs. none is true when a filter
+// accepts no value any document holds (nothing can match). The caller holds the index's lock for
+// reading.
+func (idx *searchIndex) facetGroups(q *dirsvc.SearchQuery, cats *categorySet) (groups [][]uint32, none bool) {
+	group := func(pairs ...facetValue) {
+		var g []uint32
+		for _, p := range pairs {
+			if n, ok := idx.valueIDs[p]; ok {
+				g = append(g, n)
+			}
+		}
+		if len(g) == 0 {
+			none = true
+		}
+		slices.Sort(g)
+		groups = append(groups, g)
 	}
-	return one(q.Types, m.Type) && (cat == nil || cat(m)) && one(q.Costs, m.Cost) && one(q.Ownership, m.Ownership) &&
-		some(q.Delivery, m.Delivery) && some(q.Facilities, m.Facilities) && some(q.Languages, m.Languages) &&
-		some(q.TargetGroups, m.TargetGroups) && some(q.Programs, m.Programs) &&
+	of := func(facet int, values []string) {
+		if len(values) > 0 {
+			pairs := make([]facetValue, len(values))
+			for i, v := range values {
+				pairs[i] = facetValue{facet, v}
+			}
+			group(pairs...)
+		}
+	}
+	of(facetType, q.Types)
+	of(facetCost, q.Costs)
+	of(facetOwnership, q.Ownership)
+	of(facetDelivery, q.Delivery)
+	of(facetLanguage, q.Languages)
+	of(facetTargetGroup, q.TargetGroups)
+	of(facetProgram, q.Programs)
+	if cats != nil {
+		var pairs []facetValue
+		for t := range cats.types {
+			pairs = append(pairs, facetValue{facetType, t})
+		}
+		for c := range cats.platform {
+			pairs = append(pairs, facetValue{facetCategory, c})
+		}
+		for lt := range cats.locals {
+			pairs = append(pairs, facetValue{facetLocalTypes, lt})
+		}
+		group(pairs...)
+	}
+	return groups, none
+}
+
+// matchesDoc reports whether a document meets the query's filters that facet values do not decide
+// (facilities, appointment, referral, areas and open state; the words, place and narrowing apart),
+// with open the query's open-state filter (openMemo).
+func matchesDoc(q *dirsvc.SearchQuery, m *memDoc, open func(*memDoc) bool) bool {
+	return (len(q.Facilities) == 0 || slices.ContainsFunc(q.Facilities, func(f string) bool { return slices.Contains(m.Facilities, f) })) &&
 		(q.Appointment == "" || q.Appointment == m.Appointment) && (!q.SelfReferral || m.SelfReferral) &&
 		!slices.ContainsFunc(q.Areas, func(a string) bool { return !inArea(m, a, q.LocatedOnly) }) &&
-		(q.Open == nil || q.Open(m.Hours, m.Areas))
+		(open == nil || open(m))
 }
 
 // inArea reports whether a document's service is located in the area, or (unless located alone
@@ -653,15 +954,9 @@ func (idx *searchIndex) facetsOfDoc(m *memDoc) []uint32 {
 	return slices.Compact(out)
 }
 
-// facetsOf counts the values of each facet among the documents. The caller holds the index's lock
-// for reading.
-func (idx *searchIndex) facetsOf(docs []*memDoc) dirsvc.SearchFacets {
-	counts := make([]int, len(idx.values))
-	for _, m := range docs {
-		for _, n := range m.facets {
-			counts[n]++
-		}
-	}
+// facetsOf lists the facets of a match set from the counts of its facet values (by number). The
+// caller holds the index's lock for reading.
+func (idx *searchIndex) facetsOf(counts []int) dirsvc.SearchFacets {
 	lists := make([][]dirsvc.FacetCount, facetCount)
 	for n, c := range counts {
 		if c > 0 {

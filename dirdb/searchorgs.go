@@ -41,9 +41,12 @@ func (d *Directory) SearchOrganisations(ctx context.Context, v dirsvc.Viewer, q 
 	orgs := map[string]*org{}
 	idx := &d.search
 	idx.mu.RLock()
-	for _, m := range idx.docs {
+	for _, m := range idx.byOrd {
+		if m == nil {
+			continue
+		}
 		if m.audiences&bit == 0 || m.OrgName == "" || !insideSearch(m, v.Narrowing) ||
-			len(q.Types) > 0 && !slices.Contains(q.Types, m.Type) || match != nil && !match(m) ||
+			len(q.Types) > 0 && !slices.Contains(q.Types, m.Type) || match != nil && !match.has(m) ||
 			slices.ContainsFunc(q.Areas, func(a string) bool { return !inArea(m, a, false) }) {
 			continue
 		}

@@ -68,8 +68,8 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) ([]candida
 	}
 	types, locals, places, orgs := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	placeNames, orgNames := map[string]string{}, map[string]string{}
-	for _, m := range idx.docs {
-		if m.audiences&bit == 0 || !insideSearch(m, v.Narrowing) {
+	for _, m := range idx.byOrd {
+		if m == nil || m.audiences&bit == 0 || !insideSearch(m, v.Narrowing) {
 			continue
 		}
 		types[m.Type]++

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -36,14 +37,37 @@ func holidaysIn(country string, areas []string) dirsvc.Holidays {
 	}
 	return func(d time.Time) bool {
 		y, m, day := d.Date()
-		for _, h := range list {
-			actual, observed := h.Calc(y)
-			for _, t := range []time.Time{actual, observed} {
-				if ty, tm, td := t.Date(); !t.IsZero() && ty == y && tm == m && td == day {
-					return true
-				}
+		return holidayDates(key, list, y)[dateOf(m, day)]
+	}
+}
+
+// dateOf numbers a day of a year by its month and day.
+func dateOf(m time.Month, day int) int { return int(m)*32 + day }
+
+// holidayYears keeps, by list and year, the dates of its holidays (actual and observed): working
+// them out costs far more than looking one up, and an open-now search asks for each service found.
+var holidayYears sync.Map // holidayYear -> map[int]bool
+
+type holidayYear struct {
+	list string
+	year int
+}
+
+// holidayDates returns the dates of a list's holidays in a year (dateOf), working them out once.
+func holidayDates(key string, list []*cal.Holiday, y int) map[int]bool {
+	k := holidayYear{key, y}
+	if v, ok := holidayYears.Load(k); ok {
+		return v.(map[int]bool)
+	}
+	dates := map[int]bool{}
+	for _, h := range list {
+		actual, observed := h.Calc(y)
+		for _, t := range []time.Time{actual, observed} {
+			if ty, tm, td := t.Date(); !t.IsZero() && ty == y {
+				dates[dateOf(tm, td)] = true
 			}
 		}
-		return false
 	}
+	v, _ := holidayYears.LoadOrStore(k, dates)
+	return v.(map[int]bool)
 }

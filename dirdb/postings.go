@@ -1,0 +1,213 @@
+package dirdb
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// A search's words are found by the audience's full-text index (FTS5): it splits the documents into
+// words and keeps, for each word, the documents that hold it. Asking it costs more than the rest of
+// a search (tens of milliseconds for a word that most documents hold), so the documents it answers
+// for a word are kept in memory as a posting, with the weight of the columns they hold the word in,
+// and a later search for the word uses them from there. A posting follows the documents: when the
+// index in memory has read documents newer than a posting, the full-text index is asked again for
+// those alone; documents since removed are passed over (and dropped when the posting is next read);
+// when the documents are numbered anew, the postings are forgotten.
+
+// textColumns are the full-text tables' columns, in their order, with their weights in a search's
+// ranking: a word in a service's name counts most, one in its description least.
+var textColumns = [...]struct {
+	name   string
+	weight float32
+}{{"name", 10}, {"specialties", 6}, {"organisation", 4}, {"place", 3}, {"practitioners", 4}, {"description", 1}}
+
+// The parameters of the ranking's length normalisation (BM25's k1 and b), applied to the columns
+// whose length the documents in memory know: the service's name and its organisation's.
+const (
+	rankK1 = 1.2
+	rankB  = 0.75
+)
+
+// maxPostingEntries bounds the documents the kept postings hold in all (about 16 bytes each):
+// beyond it, the postings used least recently are forgotten.
+const maxPostingEntries = 4 << 20
+
+// postingKey names a posting: the audience's index, the word (its parts joined by spaces) and
+// whether longer words it starts count too (the last word of a search, perhaps still being typed).
+type postingKey struct {
+	bit    int64
+	phrase string
+	prefix bool
+}
+
+// posting is the documents of one audience's full-text index that hold a word, by number
+// (memDoc.ord) in the order of their IDs, each with the weight of the columns that hold it
+// (textColumns, length-normalised). It is never changed once made (reading newer documents makes
+// another), so searches share it freely.
+type posting struct {
+	ords    []int32
+	weights []float32
+	upto    int64  // the documents with IDs up to this were read
+	used    uint64 // when a search last used it (searchIndex.clock); under searchIndex.pmu
+}
+
+// ftsQuery returns the full-text query of a posting's word in one column: the word (a hyphenated or
+// dotted one as the phrase of its parts, which hold letters and digits alone), and for a prefix
+// posting any word it starts.
+func (k postingKey) ftsQuery(column string) string {
+	q := column + ` : "` + k.phrase + `"`
+	if k.prefix {
+		q += "*"
+	}
+	return q
+}
+
+// keptPosting returns the posting kept for the key, or nil. The caller holds the index's lock for
+// reading.
+func (idx *searchIndex) keptPosting(key postingKey) *posting {
+	idx.pmu.Lock()
+	defer idx.pmu.Unlock()
+	p := idx.postings[key]
+	if p != nil {
+		idx.clock++
+		p.used = idx.clock
+	}
+	return p
+}
+
+// keepPosting keeps a posting read for the key in place of the one before, forgetting the postings
+// used least recently when the kept ones hold more than maxPostingEntries documents. The caller holds
+// the index's lock for reading.
+func (idx *searchIndex) keepPosting(key postingKey, p *posting) {
+	idx.pmu.Lock()
+	defer idx.pmu.Unlock()
+	if old := idx.postings[key]; old != nil {
+		idx.postingEntries -= len(old.ords)
+	}
+	idx.clock++
+	p.used = idx.clock
+	idx.postings[key] = p
+	idx.postingEntries += len(p.ords)
+	if idx.postingEntries <= maxPostingEntries {
+		return
+	}
+	keys := make([]postingKey, 0, len(idx.postings))
+	for k := range idx.postings {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b postingKey) int { return cmp.Compare(idx.postings[a].used, idx.postings[b].used) })
+	for _, k := range keys {
+		if idx.postingEntries <= maxPostingEntries*3/4 || k == key {
+			break
+		}
+		idx.postingEntries -= len(idx.postings[k].ords)
+		delete(idx.postings, k)
+	}
+}
+
+// forgetPostings forgets every posting kept. The caller holds the index's lock for writing.
+func (idx *searchIndex) forgetPostings() {
+	idx.pmu.Lock()
+	defer idx.pmu.Unlock()
+	idx.postings, idx.postingEntries = map[postingKey]*posting{}, 0
+}
+
+// readPosting reads from the audience's full-text index the documents that hold the key's word and
+// that the index in memory has read since the old posting was (all of them when old is nil), and
+// keeps the posting they make with old's documents that are not gone. The caller holds the index's
+// lock for reading (and the directory's gate).
+func (d *Directory) readPosting(ctx context.Context, key postingKey, old *posting) (*posting, error) {
+	idx := &d.search
+	var from int64
+	if old != nil {
+		from = old.upto
+	}
+	tx, err := d.readers.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	table := fmt.Sprintf("search_text_%d", key.bit)
+	var found []int64 // each document's ID times 8 plus the number of a column that holds the word
+	for c, col := range textColumns {
+		rows, err := tx.QueryContext(ctx, "SELECT rowid FROM "+table+" WHERE "+table+" MATCH ? AND rowid > ? AND rowid <= ?",
+			key.ftsQuery(col.name), from, idx.lastID)
+		if err != nil {
+			return nil, fmt.Errorf("search the words: %w", err)
+		}
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			found = append(found, id<<3|int64(c))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("search the words: %w", err)
+		}
+	}
+	slices.Sort(found)
+	p := &posting{upto: idx.lastID}
+	if old != nil {
+		n := len(old.ords) + len(found)
+		p.ords, p.weights = make([]int32, 0, n), make([]float32, 0, n)
+		for i, o := range old.ords {
+			if idx.aud[o] != 0 {
+				p.ords, p.weights = append(p.ords, o), append(p.weights, old.weights[i])
+			}
+		}
+	}
+	for i := 0; i < len(found); {
+		id, columns := found[i]>>3, uint8(0)
+		for ; i < len(found) && found[i]>>3 == id; i++ {
+			columns |= 1 << (found[i] & 7)
+		}
+		if m := idx.docs[id]; m != nil {
+			p.ords, p.weights = append(p.ords, m.ord), append(p.weights, idx.weightOf(m, columns))
+		}
+	}
+	idx.keepPosting(key, p)
+	return p, nil
+}
+
+// weightOf returns the weight of a word in a document that holds it in the columns given (a bit a
+// column): the columns' weights, those of the name and the organisation's name normalised by their
+// length against the average (a word in a short name counts more than one in a long name). The
+// caller holds the index's lock for reading.
+func (idx *searchIndex) weightOf(m *memDoc, columns uint8) float32 {
+	var w float32
+	for c, col := range textColumns {
+		if columns&(1<<c) == 0 {
+			continue
+		}
+		norm := float32(1)
+		switch c {
+		case 0:
+			norm = lengthNorm(m.nameWords, idx.avgNameWords)
+		case 2:
+			norm = lengthNorm(m.orgWords, idx.avgOrgWords)
+		}
+		w += col.weight * norm
+	}
+	return w
+}
+
+// lengthNorm is BM25's weight of a word held once in a column of n words, where columns average avg.
+func lengthNorm(n uint16, avg float32) float32 {
+	if avg <= 0 {
+		return 1
+	}
+	return (rankK1 + 1) / (1 + rankK1*(1-rankB+rankB*float32(n)/avg))
+}
+
+// wordCount returns the number of words in a text as the full-text index splits it (runs of letters
+// and digits), at most 65,535.
+func wordCount(text string) uint16 {
+	return uint16(min(len(strings.FieldsFunc(text, notWordRune)), 1<<16-1))
+}
