@@ -102,6 +102,12 @@ type SearchHit struct {
 	PublicID     string
 	Organisation string
 	DistanceKm   *float64
+	// Card, when the reader gives it, is the service's result card as the viewer sees it, without
+	// distance and open status (shared: copy it to change it); Hours and Areas are the service's
+	// hours and areas, for its open status.
+	Card  *ResultCard
+	Hours *OpeningHours
+	Areas []string
 }
 
 // SearchFacets counts the services found by each value of each facet.

@@ -591,3 +591,63 @@ func TestKeptPostingsFollowWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptCardsFollowWrites keeps the result cards of every service for each audience, then changes
+// what only the cards show (a role's title, a site's name, an organisation's name) and hides a
+// service's site: every card a search then answers with is the card made afresh from the views.
+func TestKeptCardsFollowWrites(t *testing.T) {
+	d := demoDirectory(t)
+	ctx := context.Background()
+	viewers := []dirsvc.Viewer{{Audience: dirsvc.Public}, {Audience: dirsvc.Professional}, {Audience: dirsvc.Partner}}
+	everything := func() {
+		t.Helper()
+		for _, v := range viewers {
+			res := search(t, d, v, dirsvc.SearchQuery{Limit: 1000})
+			if len(res.Hits) == 0 {
+				t.Fatalf("%s finds no service", v.Audience)
+			}
+			for _, h := range res.Hits {
+				want, err := d.cardOf(ctx, v, h.PublicID)
+				if err != nil || want == nil {
+					t.Fatalf("%s: the card of %s: %v, %v", v.Audience, h.PublicID, want, err)
+				}
+				if !reflect.DeepEqual(h.Card, want) {
+					t.Errorf("%s: the kept card of %s is\n%+v\nnot\n%+v", v.Audience, h.PublicID, h.Card, want)
+				}
+			}
+		}
+	}
+	everything()
+	snap, err := d.loadSnapshotForTest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := map[dirsvc.Kind]bool{}
+	for _, r := range snap.Records {
+		switch r := r.(type) {
+		case *dirsvc.PractitionerRole:
+			if !changed[dirsvc.KindRole] && r.Active {
+				r.Title, changed[dirsvc.KindRole] = "Chief Quokka Officer", true
+			}
+		case *dirsvc.Location:
+			if !changed[dirsvc.KindLocation] {
+				r.Name, changed[dirsvc.KindLocation] = "Quokka House", true
+			}
+		case *dirsvc.Organisation:
+			if !changed[dirsvc.KindOrganisation] {
+				r.Name, changed[dirsvc.KindOrganisation] = "Quokka Collective", true
+			}
+		case *dirsvc.Service:
+			if !changed[dirsvc.KindService] && r.Location != "" && r.VisibleTo.Has(dirsvc.Public) {
+				r.Location, changed[dirsvc.KindService] = "", true
+			}
+		}
+	}
+	if len(changed) != 4 {
+		t.Fatalf("changed only %v", changed)
+	}
+	if _, err := d.Import(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	everything()
+}

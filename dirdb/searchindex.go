@@ -62,6 +62,9 @@ type searchIndex struct {
 	postings       map[postingKey]*posting
 	postingEntries int
 	clock          uint64
+	// The result cards kept (searchcards.go).
+	cmu   sync.Mutex
+	cards map[cardKey]*dirsvc.ResultCard
 }
 
 // memDoc is one search document held in memory.
@@ -148,6 +151,7 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 		idx.docs, idx.lastID, idx.lastGone, idx.epoch = map[int64]*memDoc{}, 0, 0, epoch
 		idx.values, idx.valueIDs, idx.hours = nil, map[facetValue]uint32{}, map[string]*dirsvc.OpeningHours{}
 		idx.renumber()
+		idx.forgetCards()
 		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM search_gone").Scan(&idx.lastGone); err != nil {
 			return fmt.Errorf("read removed search documents: %w", err)
 		}
@@ -533,10 +537,14 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 	for range maxSearchTries {
 		idx.mu.RLock()
 		words, reading, ps, ok, err := d.keptWords(ctx, bit, &q)
+		var docs []int64
 		if ok && err == nil {
-			res = idx.findServices(v, &q, bit, cats, words, reading, ps)
+			res, docs = idx.findServices(v, &q, bit, cats, words, reading, ps)
 		}
 		idx.mu.RUnlock()
+		if err == nil && ok {
+			res.Hits, err = d.withCards(ctx, v, res.Hits, docs)
+		}
 		if err != nil || ok {
 			return res, err
 		}
@@ -550,9 +558,9 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 // maxSearchTries bounds how often a search reads what it needs from the file and begins again.
 const maxSearchTries = 4
 
-// findServices works out a search from the postings of its words. The caller holds the index's
-// lock for reading.
-func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit int64, cats *categorySet, words [][]string, reading dirsvc.QueryReading, ps []*posting) dirsvc.SearchResult {
+// findServices works out a search from the postings of its words; it returns with the hits their
+// documents' IDs. The caller holds the index's lock for reading.
+func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit int64, cats *categorySet, words [][]string, reading dirsvc.QueryReading, ps []*posting) (dirsvc.SearchResult, []int64) {
 	res := dirsvc.SearchResult{Reading: reading}
 	// A match, with what it is ordered by: its score (higher first), distance and name's rank.
 	type found struct {
@@ -582,7 +590,7 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 	groups, none := idx.facetGroups(q, cats)
 	if none {
 		res.Facets = dirsvc.SearchFacets{}.Listed()
-		return res
+		return res, nil
 	}
 	// The filters read from the document itself rather than the arrays beside it.
 	byDoc := v.Narrowing.Narrowed() || len(q.Facilities) > 0 || q.Appointment != "" || q.SelfReferral ||
@@ -636,9 +644,11 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 		}
 	}
 	res.Facets = idx.facetsOf(counts)
+	var docs []int64
 	hitOf := func(h found) dirsvc.SearchHit {
 		m := idx.byOrd[h.ord]
-		hit := dirsvc.SearchHit{PublicID: m.service, Organisation: m.Organisation}
+		docs = append(docs, m.id)
+		hit := dirsvc.SearchHit{PublicID: m.service, Organisation: m.Organisation, Hours: m.Hours, Areas: m.Areas}
 		if !math.IsNaN(h.km) {
 			km := h.km
 			hit.DistanceKm = &km
@@ -650,7 +660,7 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 		for _, h := range hits[min(q.Offset, len(hits)):] {
 			res.Hits = append(res.Hits, hitOf(h))
 		}
-		return res
+		return res, docs
 	}
 	// Organisations in the order of their best service; the services of the page's ones.
 	slices.SortFunc(all, order)
@@ -674,7 +684,7 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 			res.Hits = append(res.Hits, hitOf(h))
 		}
 	}
-	return res
+	return res, docs
 }
 
 // sharesOne reports whether two sorted lists of numbers share one.

@@ -369,9 +369,16 @@ func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
 	s.writeBrowse(w, r, viewer.Audience, ans, dirTag(r, "services"))
 }
 
-// resultCard returns the result card of a service found, from the caller's views of it, its site and
-// its roles; false when the service is no longer visible (a change since the search read it).
+// resultCard returns the result card of a service found: the card the directory gave with it, else
+// one made from the caller's views of the service, its site and its roles (false when the service
+// is no longer visible, a change since the search read it); with its distance and open status.
 func (s *Server) resultCard(ctx context.Context, rd *reading, h dirsvc.SearchHit, now time.Time) (dirsvc.ResultCard, bool, error) {
+	if h.Card != nil { // the directory's card of the caller's views
+		card := *h.Card
+		card.DistanceKm = roundedKm(h.DistanceKm)
+		card.OpenStatus = dirsvc.StatusAt(h.Hours, now, holidaysIn(rd.info.Country, h.Areas))
+		return card, true, nil
+	}
 	sv, err := viewOf[dirsvc.ServiceView](ctx, rd, h.PublicID)
 	if err != nil || sv == nil {
 		return dirsvc.ResultCard{}, false, err
@@ -387,12 +394,18 @@ func (s *Server) resultCard(ctx context.Context, rd *reading, h dirsvc.SearchHit
 		return dirsvc.ResultCard{}, false, err
 	}
 	card := dirsvc.ResultCardOf(sv, site, roles)
-	if h.DistanceKm != nil {
-		km := math.Round(*h.DistanceKm*100) / 100
-		card.DistanceKm = &km
-	}
+	card.DistanceKm = roundedKm(h.DistanceKm)
 	card.OpenStatus = dirsvc.StatusAt(sv.Hours, now, holidaysIn(rd.info.Country, sv.Areas))
 	return card, true, nil
+}
+
+// roundedKm returns a distance rounded to 10 m; nil for nil.
+func roundedKm(km *float64) *float64 {
+	if km == nil {
+		return nil
+	}
+	r := math.Round(*km*100) / 100
+	return &r
 }
 
 // localityPlace is a locality asked for by name, with the postcodes of the places of that name the
