@@ -34,8 +34,11 @@ type SearchQuery struct {
 	// the order of their best service, and the hits are the services of the page's organisations.
 	ByOrganisation bool
 	// Open, when set, keeps the services whose hours it accepts (the areas are the site's, for the
-	// public holidays where it is); services without hours are never open.
-	Open func(hours *OpeningHours, areas []string) bool
+	// public holidays where it is: its answer may depend on their state:<code> area alone); services
+	// without hours are never open. OpenKey, when set, names what Open answers (the filter and the
+	// minute it is asked at), so that searches with the same key may share its answers.
+	Open    func(hours *OpeningHours, areas []string) bool
+	OpenKey string
 }
 
 // Search orders.

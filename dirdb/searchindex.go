@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/dirsvc/dirsvc"
@@ -49,6 +50,11 @@ type searchIndex struct {
 	audienceDocs              map[int64]int
 	avgNameWords, avgOrgWords float32
 	hours                     map[string]*dirsvc.OpeningHours // the documents' hours, one of each
+	// The documents' hours with the state whose holidays they follow, numbered (memDoc.openKey),
+	// and by search's OpenKey the answers of its open-state filter so far, by that number.
+	openKeys  map[openKey]int32
+	omu       sync.Mutex
+	openMemos map[string][]atomic.Uint32
 	// Every facet value any document held since the index was made, numbered.
 	values   []facetValue
 	valueIDs map[facetValue]uint32
@@ -77,6 +83,7 @@ type memDoc struct {
 	nameWords, orgWords uint16   // the lengths of its name and its organisation's, in words
 	facets              []uint32 // its facet values' numbers (searchIndex.values)
 	ord                 int32    // its number (searchIndex.byOrd)
+	openKey             int32    // its hours' and state's number (searchIndex.openKeys)
 	searchDoc
 }
 
@@ -150,6 +157,7 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 	if epoch != idx.epoch || idx.docs == nil || behind {
 		idx.docs, idx.lastID, idx.lastGone, idx.epoch = map[int64]*memDoc{}, 0, 0, epoch
 		idx.values, idx.valueIDs, idx.hours = nil, map[facetValue]uint32{}, map[string]*dirsvc.OpeningHours{}
+		idx.openKeys = map[openKey]int32{}
 		idx.renumber()
 		idx.forgetCards()
 		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM search_gone").Scan(&idx.lastGone); err != nil {
@@ -204,6 +212,9 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 	}
 	idx.rankNames()
 	idx.count()
+	idx.omu.Lock()
+	idx.openMemos = nil
+	idx.omu.Unlock()
 	idx.gen, idx.vocab, idx.localities = gen, map[int64]*vocabulary{}, map[int64]map[string][]string{}
 	idx.suggestions = map[int64][]candidate{}
 	return nil
@@ -231,6 +242,13 @@ func (idx *searchIndex) add(m *memDoc) error {
 		} else {
 			idx.hours[string(key)] = m.Hours
 		}
+		k := openKey{m.Hours, stateArea(m.Areas)}
+		n, ok := idx.openKeys[k]
+		if !ok {
+			n = int32(len(idx.openKeys))
+			idx.openKeys[k] = n
+		}
+		m.openKey = n
 	}
 	idx.docs[m.id] = m
 	idx.number(m)
@@ -595,7 +613,7 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 	// The filters read from the document itself rather than the arrays beside it.
 	byDoc := v.Narrowing.Narrowed() || len(q.Facilities) > 0 || q.Appointment != "" || q.SelfReferral ||
 		len(q.Areas) > 0 || q.Open != nil || reading.Place != nil || q.Near != nil
-	open := openMemo(q.Open)
+	open := idx.openFilter(q)
 	counts := make([]int, len(idx.values))
 	first := newTopK(q.Offset+q.Limit, order)
 	var all []found // every match, for a search by organisation
@@ -702,28 +720,59 @@ func sharesOne(a, b []uint32) bool {
 	return false
 }
 
-// openMemo returns an open-state filter that works out each week of hours (shared by the documents
-// that have the same, see searchIndex.add) once for each state's holidays; nil for nil.
-func openMemo(open func(*dirsvc.OpeningHours, []string) bool) func(*memDoc) bool {
-	if open == nil {
+// openKey is what an open-state filter's answer depends on: the hours (shared by the documents
+// that have the same, see searchIndex.add) and the state whose public holidays they follow.
+type openKey struct {
+	hours *dirsvc.OpeningHours
+	state string
+}
+
+// maxOpenMemos bounds the open-state filters whose answers are kept (past it, all are forgotten):
+// one a filter and minute asked.
+const maxOpenMemos = 64
+
+// openFilter returns the query's open-state filter over documents, which asks Open once for each
+// hours and state: once a search, or, for searches with the same OpenKey, once for them all (until
+// the index moves on); nil when the query has none. The caller holds the index's lock for reading.
+func (idx *searchIndex) openFilter(q *dirsvc.SearchQuery) func(*memDoc) bool {
+	if q.Open == nil {
 		return nil
 	}
-	type key struct {
-		hours *dirsvc.OpeningHours
-		state string
+	var memo []atomic.Uint32 // 0 not asked yet, 1 open, 2 not
+	idx.omu.Lock()
+	if q.OpenKey != "" {
+		memo = idx.openMemos[q.OpenKey]
 	}
-	seen := map[key]bool{}
+	if memo == nil {
+		memo = make([]atomic.Uint32, len(idx.openKeys))
+		if q.OpenKey != "" {
+			if len(idx.openMemos) >= maxOpenMemos || idx.openMemos == nil {
+				idx.openMemos = map[string][]atomic.Uint32{}
+			}
+			idx.openMemos[q.OpenKey] = memo
+		}
+	}
+	idx.omu.Unlock()
 	return func(m *memDoc) bool {
 		if m.Hours == nil {
 			return false
 		}
-		k := key{m.Hours, stateArea(m.Areas)}
-		is, ok := seen[k]
-		if !ok {
-			is = open(m.Hours, m.Areas)
-			seen[k] = is
+		if int(m.openKey) >= len(memo) { // numbered since the memo was made
+			return q.Open(m.Hours, m.Areas)
 		}
-		return is
+		switch memo[m.openKey].Load() {
+		case 1:
+			return true
+		case 2:
+			return false
+		}
+		open := q.Open(m.Hours, m.Areas)
+		answer := uint32(2)
+		if open {
+			answer = 1
+		}
+		memo[m.openKey].Store(answer)
+		return open
 	}
 }
 

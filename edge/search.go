@@ -2,6 +2,7 @@ package edge
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"regexp"
@@ -329,7 +330,12 @@ func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
 	}
 	dir, info, viewer := b.dir, b.info, b.viewer
 	now := s.cfg.Now()
-	sr.Open = sr.open.matcher(now, info.Country)
+	// Hours are kept to the minute: every search of a minute with the same open-state filter
+	// gets the same answer for the same hours, which the directory may then work out once.
+	minute := now.Truncate(time.Minute)
+	if sr.Open = sr.open.matcher(minute, info.Country); sr.Open != nil {
+		sr.OpenKey = fmt.Sprintf("%s %d %+v", info.Country, minute.Unix(), sr.open)
+	}
 	sr.ByOrganisation = sr.group == "organisation"
 	if sr.locality != "" {
 		sr.Place = localityPlace(sr.locality, info.Country)

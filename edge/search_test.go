@@ -11,8 +11,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/demo"
 )
@@ -418,5 +420,52 @@ func TestRelevanceSet(t *testing.T) {
 	t.Logf("precision at 5: %.3f (%d of %d over %d queries)", p, found, wanted, len(set.Queries))
 	if p < 0.8 {
 		t.Errorf("precision at 5 is %.3f, want at least 0.8", p)
+	}
+}
+
+// TestOpenNowFollowsTheClock asks the same open-now search of one server a minute before services
+// open and just after: each time it finds exactly the services whose cards say they are open, and
+// more of them after.
+func TestOpenNowFollowsTheClock(t *testing.T) {
+	sydney, err := time.LoadLocation("Australia/Sydney")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Date(2026, 2, 2, 8, 59, 30, 0, sydney)} // a Monday, not a holiday
+	s := newTestServerWith(t, func(cfg *edge.Config) { cfg.Now = c.Now }, demoFiles(t)["demo"])
+	open := func() (found, cards int) {
+		t.Helper()
+		r := s.get(t, "/v1/d/demo/search/services?openNow=true&limit=1")
+		if r.status != http.StatusOK {
+			t.Fatalf("openNow: %d %s", r.status, r.body)
+		}
+		found = int(r.json(t)["total"].(float64))
+		for offset := 0; ; offset += 100 {
+			r := s.get(t, fmt.Sprintf("/v1/d/demo/search/services?limit=100&offset=%d", offset))
+			var page struct {
+				Results []dirsvc.ResultCard `json:"results"`
+			}
+			if err := json.Unmarshal(r.body, &page); err != nil || r.status != http.StatusOK {
+				t.Fatalf("page at %d: %d %v", offset, r.status, err)
+			}
+			for _, card := range page.Results {
+				if card.OpenStatus.Status == dirsvc.OpenNow {
+					cards++
+				}
+			}
+			if len(page.Results) < 100 {
+				return found, cards
+			}
+		}
+	}
+	beforeFound, beforeCards := open()
+	c.Add(40 * time.Second) // 09:00:10
+	afterFound, afterCards := open()
+	if beforeFound != beforeCards || afterFound != afterCards {
+		t.Errorf("open now finds %d services at 08:59 and %d at 09:00; their cards say %d and %d are open",
+			beforeFound, afterFound, beforeCards, afterCards)
+	}
+	if afterFound <= beforeFound {
+		t.Errorf("no service opens at 09:00 on a Monday: %d open before, %d after", beforeFound, afterFound)
 	}
 }
