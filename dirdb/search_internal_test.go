@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -650,4 +651,76 @@ func TestKeptCardsFollowWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	everything()
+}
+
+// TestNearnessBoxHoldsTheCircle checks, for positions all over the sphere and radii from a few
+// metres to half the world, that no position within the radius is passed over by the box.
+func TestNearnessBoxHoldsTheCircle(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		from := dirsvc.Point{Lat: r.Float64()*180 - 90, Lon: r.Float64()*360 - 180}
+		radius := math.Pow(10, r.Float64()*7-2) // 0.01 to 100,000 km
+		n := newNearness(from, radius)
+		// A position near the circle's edge, in any direction, and one anywhere.
+		for _, p := range []dirsvc.Point{pointAt(from, radius*(0.9+0.2*r.Float64()), r.Float64()*360), {Lat: r.Float64()*180 - 90, Lon: r.Float64()*360 - 180}} {
+			want := dirsvc.HaversineKm(from.Lat, from.Lon, p.Lat, p.Lon)
+			got := n.km(p.Lat, p.Lon)
+			if want <= radius && got != want {
+				t.Fatalf("from %v, radius %g km: %v is %g km away, but the box gives %g", from, radius, p, want, got)
+			}
+		}
+	}
+}
+
+// pointAt returns the position km away from p on the initial bearing (degrees).
+func pointAt(p dirsvc.Point, km, bearing float64) dirsvc.Point {
+	const rad = math.Pi / 180
+	d, b, lat, lon := km/dirsvc.EarthRadiusKm, bearing*rad, p.Lat*rad, p.Lon*rad
+	lat2 := math.Asin(math.Sin(lat)*math.Cos(d) + math.Cos(lat)*math.Sin(d)*math.Cos(b))
+	lon2 := lon + math.Atan2(math.Sin(b)*math.Sin(d)*math.Cos(lat), math.Cos(d)-math.Sin(lat)*math.Sin(lat2))
+	lon2 = math.Mod(lon2/rad+540, 360) - 180
+	return dirsvc.Point{Lat: lat2 / rad, Lon: lon2}
+}
+
+// TestSearchByOrganisationIsTheServicesGrouped answers searches by organisation and checks them
+// against the same searches' services: organisations in the order of their best service, with their
+// numbers of services, paged, and the services of the page's organisations in order.
+func TestSearchByOrganisationIsTheServicesGrouped(t *testing.T) {
+	d := demoDirectory(t)
+	for _, q := range []dirsvc.SearchQuery{{}, {Text: "health"}, {Text: "clinic", Sort: dirsvc.SortName},
+		{Near: &dirsvc.Point{Lat: -33.87, Lon: 151.21}, Sort: dirsvc.SortDistance}, {Text: "gp", Costs: []string{"bulk_billed"}}} {
+		for _, page := range [][2]int{{5, 0}, {3, 2}, {100, 0}} {
+			v := dirsvc.Viewer{Audience: dirsvc.Public}
+			q.Limit, q.Offset = 1000, 0
+			services := search(t, d, v, q)
+			var orgs []dirsvc.SearchOrganisation
+			at := map[string]int{}
+			for _, h := range services.Hits {
+				if _, ok := at[h.Organisation]; !ok {
+					at[h.Organisation] = len(orgs)
+					orgs = append(orgs, dirsvc.SearchOrganisation{PublicID: h.Organisation})
+				}
+				orgs[at[h.Organisation]].Services++
+			}
+			q.ByOrganisation, q.Limit, q.Offset = true, page[0], page[1]
+			grouped := search(t, d, v, q)
+			q.ByOrganisation = false
+			if grouped.Total != len(orgs) || grouped.ServiceTotal != services.Total {
+				t.Fatalf("%+v: %d organisations and %d services, not %d and %d", q, grouped.Total, grouped.ServiceTotal, len(orgs), services.Total)
+			}
+			want := orgs[min(len(orgs), page[1]):min(len(orgs), page[1]+page[0])]
+			var wantHits []string
+			for _, h := range services.Hits {
+				if i := at[h.Organisation]; i >= page[1] && i < page[1]+page[0] {
+					wantHits = append(wantHits, h.PublicID)
+				}
+			}
+			for i := range grouped.Organisations {
+				grouped.Organisations[i].Name = ""
+			}
+			if !reflect.DeepEqual(grouped.Organisations, want) || !slices.Equal(hitIDs(grouped), wantHits) {
+				t.Errorf("%+v page %v:\n%v\n%v\nnot\n%v\n%v", q, page, grouped.Organisations, hitIDs(grouped), want, wantHits)
+			}
+		}
+	}
 }

@@ -44,7 +44,11 @@ type searchIndex struct {
 	rank      []int32
 	facetAt   []uint32
 	facetVals []uint32
+	lat, lon  []float64 // NaN without a position
+	org       []int32   // the organisation's number (orgNums)
+	opens     []int32   // the hours' number (memDoc.openKey), -1 without hours
 	goneOrds  int
+	orgNums   map[string]int32 // organisations' public IDs, numbered
 	// By audience bit, the documents it finds; the average length of names and organisations' names
 	// in words (for the ranking).
 	audienceDocs              map[int64]int
@@ -83,7 +87,7 @@ type memDoc struct {
 	nameWords, orgWords uint16   // the lengths of its name and its organisation's, in words
 	facets              []uint32 // its facet values' numbers (searchIndex.values)
 	ord                 int32    // its number (searchIndex.byOrd)
-	openKey             int32    // its hours' and state's number (searchIndex.openKeys)
+	openKey             int32    // its hours' and state's number (searchIndex.openKeys); -1 without hours
 	searchDoc
 }
 
@@ -157,7 +161,7 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 	if epoch != idx.epoch || idx.docs == nil || behind {
 		idx.docs, idx.lastID, idx.lastGone, idx.epoch = map[int64]*memDoc{}, 0, 0, epoch
 		idx.values, idx.valueIDs, idx.hours = nil, map[facetValue]uint32{}, map[string]*dirsvc.OpeningHours{}
-		idx.openKeys = map[openKey]int32{}
+		idx.openKeys, idx.orgNums = map[openKey]int32{}, map[string]int32{}
 		idx.renumber()
 		idx.forgetCards()
 		if err := tx.QueryRowContext(ctx, "SELECT COALESCE(max(seq), 0) FROM search_gone").Scan(&idx.lastGone); err != nil {
@@ -250,6 +254,9 @@ func (idx *searchIndex) add(m *memDoc) error {
 		}
 		m.openKey = n
 	}
+	if m.Hours == nil {
+		m.openKey = -1
+	}
 	idx.docs[m.id] = m
 	idx.number(m)
 	return nil
@@ -266,6 +273,17 @@ func (idx *searchIndex) number(m *memDoc) {
 	}
 	idx.facetVals = append(idx.facetVals, m.facets...)
 	idx.facetAt = append(idx.facetAt, uint32(len(idx.facetVals)))
+	lat, lon := math.NaN(), math.NaN()
+	if m.Point != nil {
+		lat, lon = m.Point.Lat, m.Point.Lon
+	}
+	idx.lat, idx.lon = append(idx.lat, lat), append(idx.lon, lon)
+	g, ok := idx.orgNums[m.Organisation]
+	if !ok {
+		g = int32(len(idx.orgNums))
+		idx.orgNums[m.Organisation] = g
+	}
+	idx.org, idx.opens = append(idx.org, g), append(idx.opens, m.openKey)
 }
 
 // renumber numbers the documents held anew, in the order of their IDs, and forgets the postings
@@ -279,6 +297,7 @@ func (idx *searchIndex) renumber() {
 		}
 	}
 	idx.byOrd, idx.aud, idx.rank, idx.facetAt, idx.facetVals, idx.goneOrds = nil, nil, nil, nil, nil, 0
+	idx.lat, idx.lon, idx.org, idx.opens = nil, nil, nil, nil
 	for _, m := range held {
 		idx.number(m)
 	}
@@ -612,11 +631,26 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 	}
 	// The filters read from the document itself rather than the arrays beside it.
 	byDoc := v.Narrowing.Narrowed() || len(q.Facilities) > 0 || q.Appointment != "" || q.SelfReferral ||
-		len(q.Areas) > 0 || q.Open != nil || reading.Place != nil || q.Near != nil
+		len(q.Areas) > 0 || reading.Place != nil
 	open := idx.openFilter(q)
+	var near *nearness
+	if q.Near != nil {
+		near = newNearness(*q.Near, q.RadiusKm)
+	}
 	counts := make([]int, len(idx.values))
 	first := newTopK(q.Offset+q.Limit, order)
-	var all []found // every match, for a search by organisation
+	// By organisation: each organisation's best match and number of matches, and every match.
+	type orgFound struct {
+		org      int32
+		best     found
+		services int
+	}
+	var orgs []orgFound
+	var slot []int32 // by organisation number: its place in orgs plus one
+	var all []found
+	if q.ByOrganisation {
+		slot = make([]int32, len(idx.orgNums))
+	}
 	consider := func(o int32, score float32) {
 		if idx.aud[o]&uint8(bit) == 0 {
 			return
@@ -628,30 +662,41 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 			}
 		}
 		km := math.NaN()
+		if near != nil {
+			if km = near.km(idx.lat[o], idx.lon[o]); q.RadiusKm > 0 && !(km <= q.RadiusKm) {
+				return
+			}
+		}
 		if byDoc {
 			m := idx.byOrd[o]
-			if !insideSearch(m, v.Narrowing) || !matchesDoc(q, m, open) {
+			if !insideSearch(m, v.Narrowing) || !matchesDoc(q, m) {
 				return
 			}
 			if p := reading.Place; p != nil && !slices.ContainsFunc(p.Areas, func(a string) bool { return inArea(m, a, q.LocatedOnly) }) {
 				return
 			}
-			if q.Near != nil && m.Point != nil {
-				km = dirsvc.HaversineKm(q.Near.Lat, q.Near.Lon, m.Point.Lat, m.Point.Lon)
-			}
-			if q.RadiusKm > 0 && !(km <= q.RadiusKm) {
-				return
-			}
+		}
+		if open != nil && !open(o) {
+			return
 		}
 		res.Total++
 		for _, n := range facets {
 			counts[n]++
 		}
 		f := found{o, idx.rank[o], score, km}
-		if q.ByOrganisation {
-			all = append(all, f)
-		} else {
+		if !q.ByOrganisation {
 			first.add(f)
+			return
+		}
+		all = append(all, f)
+		g := idx.org[o]
+		if i := slot[g]; i == 0 {
+			orgs = append(orgs, orgFound{g, f, 1})
+			slot[g] = int32(len(orgs))
+		} else if of := &orgs[i-1]; order(f, of.best) < 0 {
+			of.best, of.services = f, of.services+1
+		} else {
+			of.services++
 		}
 	}
 	if len(ps) > 0 {
@@ -680,29 +725,67 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 		}
 		return res, docs
 	}
-	// Organisations in the order of their best service; the services of the page's ones.
-	slices.SortFunc(all, order)
-	var orgs []dirsvc.SearchOrganisation
-	at := map[string]int{}
-	for _, h := range all {
-		m := idx.byOrd[h.ord]
-		i, ok := at[m.Organisation]
-		if !ok {
-			i = len(orgs)
-			at[m.Organisation] = i
-			orgs = append(orgs, dirsvc.SearchOrganisation{PublicID: m.Organisation, Name: m.OrgName})
-		}
-		orgs[i].Services++
+	// Organisations in the order of their best service; the services of the page's ones, in order.
+	firstOrgs := newTopK(q.Offset+q.Limit, func(a, b orgFound) int { return order(a.best, b.best) })
+	for _, of := range orgs {
+		firstOrgs.add(of)
 	}
+	page := firstOrgs.sorted()
+	page = page[min(q.Offset, len(page)):]
 	res.ServiceTotal, res.Total = len(all), len(orgs)
-	page := orgs[min(q.Offset, len(orgs)):min(len(orgs), q.Offset+q.Limit)]
-	res.Organisations = page
-	for _, h := range all {
-		if i := at[idx.byOrd[h.ord].Organisation]; i >= q.Offset && i < q.Offset+len(page) && len(res.Hits) < maxGroupedHits {
-			res.Hits = append(res.Hits, hitOf(h))
-		}
+	clear(slot)
+	for i, of := range page {
+		m := idx.byOrd[of.best.ord]
+		res.Organisations = append(res.Organisations, dirsvc.SearchOrganisation{PublicID: m.Organisation, Name: m.OrgName, Services: of.services})
+		slot[of.org] = int32(i + 1)
+	}
+	all = slices.DeleteFunc(all, func(f found) bool { return slot[idx.org[f.ord]] == 0 })
+	for _, h := range newTopKOf(all, maxGroupedHits, order) {
+		res.Hits = append(res.Hits, hitOf(h))
 	}
 	return res, docs
+}
+
+// nearness works out distances from a position, passing over positions outside the radius (when
+// there is one) by a box of latitudes and longitudes that holds the whole circle before working
+// them out.
+type nearness struct {
+	from           dirsvc.Point
+	radius         float64
+	minLat, maxLat float64
+	maxLon         float64 // the most a longitude inside the circle may differ from the centre's
+}
+
+func newNearness(from dirsvc.Point, radiusKm float64) *nearness {
+	n := &nearness{from: from, radius: radiusKm, minLat: -90, maxLat: 90, maxLon: 180}
+	if radiusKm > 0 {
+		// The circle's angular radius, and the box around it on the sphere (the longitudes'
+		// bound is where the circle touches a meridian), widened by a margin for rounding.
+		const margin = 1e-6
+		delta := radiusKm / dirsvc.EarthRadiusKm
+		lat := from.Lat * math.Pi / 180
+		n.minLat = (lat-delta)*180/math.Pi - margin
+		n.maxLat = (lat+delta)*180/math.Pi + margin
+		if n.minLat > -90 && n.maxLat < 90 {
+			n.maxLon = math.Asin(math.Min(1, math.Sin(delta)/math.Cos(lat)))*180/math.Pi + margin
+		}
+	}
+	return n
+}
+
+// km returns the distance to a position; NaN without one (a NaN latitude), and +Inf when it lies
+// outside the box around the circle.
+func (n *nearness) km(lat, lon float64) float64 {
+	if math.IsNaN(lat) {
+		return math.NaN()
+	}
+	if n.radius > 0 {
+		d := math.Abs(lon - n.from.Lon)
+		if d = math.Min(d, 360-d); lat < n.minLat || lat > n.maxLat || d > n.maxLon {
+			return math.Inf(1)
+		}
+	}
+	return dirsvc.HaversineKm(n.from.Lat, n.from.Lon, lat, lon)
 }
 
 // sharesOne reports whether two sorted lists of numbers share one.
@@ -731,10 +814,11 @@ type openKey struct {
 // one a filter and minute asked.
 const maxOpenMemos = 64
 
-// openFilter returns the query's open-state filter over documents, which asks Open once for each
-// hours and state: once a search, or, for searches with the same OpenKey, once for them all (until
-// the index moves on); nil when the query has none. The caller holds the index's lock for reading.
-func (idx *searchIndex) openFilter(q *dirsvc.SearchQuery) func(*memDoc) bool {
+// openFilter returns the query's open-state filter over documents by number, which asks Open once
+// for each hours and state: once a search, or, for searches with the same OpenKey, once for them
+// all (until the index moves on); nil when the query has none. The caller holds the index's lock
+// for reading.
+func (idx *searchIndex) openFilter(q *dirsvc.SearchQuery) func(o int32) bool {
 	if q.Open == nil {
 		return nil
 	}
@@ -753,25 +837,28 @@ func (idx *searchIndex) openFilter(q *dirsvc.SearchQuery) func(*memDoc) bool {
 		}
 	}
 	idx.omu.Unlock()
-	return func(m *memDoc) bool {
-		if m.Hours == nil {
+	return func(o int32) bool {
+		k := idx.opens[o]
+		switch {
+		case k < 0: // no hours: never open
 			return false
-		}
-		if int(m.openKey) >= len(memo) { // numbered since the memo was made
+		case int(k) >= len(memo): // numbered since the memo was made
+			m := idx.byOrd[o]
 			return q.Open(m.Hours, m.Areas)
 		}
-		switch memo[m.openKey].Load() {
+		switch memo[k].Load() {
 		case 1:
 			return true
 		case 2:
 			return false
 		}
+		m := idx.byOrd[o]
 		open := q.Open(m.Hours, m.Areas)
 		answer := uint32(2)
 		if open {
 			answer = 1
 		}
-		memo[m.openKey].Store(answer)
+		memo[k].Store(answer)
 		return open
 	}
 }
@@ -826,6 +913,15 @@ func (t *topK[T]) add(x T) {
 			i = w
 		}
 	}
+}
+
+// newTopKOf returns the first k of xs in order.
+func newTopKOf[T any](xs []T, k int, cmp func(a, b T) int) []T {
+	t := newTopK(k, cmp)
+	for _, x := range xs {
+		t.add(x)
+	}
+	return t.sorted()
 }
 
 // sorted returns the first k offered, in order.
@@ -943,13 +1039,12 @@ func (idx *searchIndex) facetGroups(q *dirsvc.SearchQuery, cats *categorySet) (g
 }
 
 // matchesDoc reports whether a document meets the query's filters that facet values do not decide
-// (facilities, appointment, referral, areas and open state; the words, place and narrowing apart),
-// with open the query's open-state filter (openMemo).
-func matchesDoc(q *dirsvc.SearchQuery, m *memDoc, open func(*memDoc) bool) bool {
+// (facilities, appointment, referral and areas; the words, place, position, open state and
+// narrowing apart).
+func matchesDoc(q *dirsvc.SearchQuery, m *memDoc) bool {
 	return (len(q.Facilities) == 0 || slices.ContainsFunc(q.Facilities, func(f string) bool { return slices.Contains(m.Facilities, f) })) &&
 		(q.Appointment == "" || q.Appointment == m.Appointment) && (!q.SelfReferral || m.SelfReferral) &&
-		!slices.ContainsFunc(q.Areas, func(a string) bool { return !inArea(m, a, q.LocatedOnly) }) &&
-		(open == nil || open(m))
+		!slices.ContainsFunc(q.Areas, func(a string) bool { return !inArea(m, a, q.LocatedOnly) })
 }
 
 // inArea reports whether a document's service is located in the area, or (unless located alone
