@@ -637,9 +637,55 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 	if q.Near != nil {
 		near = newNearness(*q.Near, q.RadiusKm)
 	}
+	// match tells whether a document the words find passes the filters, and how it is ordered.
+	match := func(o int32, score float32) (found, bool) {
+		if idx.aud[o]&uint8(bit) == 0 {
+			return found{}, false
+		}
+		facets := idx.facetVals[idx.facetAt[o]:idx.facetAt[o+1]]
+		for _, g := range groups {
+			if !sharesOne(facets, g) {
+				return found{}, false
+			}
+		}
+		km := math.NaN()
+		if near != nil {
+			if km = near.km(idx.lat[o], idx.lon[o]); q.RadiusKm > 0 && !(km <= q.RadiusKm) {
+				return found{}, false
+			}
+		}
+		if byDoc {
+			m := idx.byOrd[o]
+			if !insideSearch(m, v.Narrowing) || !matchesDoc(q, m) {
+				return found{}, false
+			}
+			if p := reading.Place; p != nil && !slices.ContainsFunc(p.Areas, func(a string) bool { return inArea(m, a, q.LocatedOnly) }) {
+				return found{}, false
+			}
+		}
+		if open != nil && !open(o) {
+			return found{}, false
+		}
+		return found{o, idx.rank[o], score, km}, true
+	}
+	// each calls fn with every match.
+	each := func(fn func(f found)) {
+		consider := func(o int32, score float32) {
+			if f, ok := match(o, score); ok {
+				fn(f)
+			}
+		}
+		if len(ps) > 0 {
+			eachMatch(ps, idx.audienceDocs[bit], consider)
+		} else if len(words) == 0 {
+			for o := range idx.byOrd {
+				consider(int32(o), 0)
+			}
+		}
+	}
 	counts := make([]int, len(idx.values))
 	first := newTopK(q.Offset+q.Limit, order)
-	// By organisation: each organisation's best match and number of matches, and every match.
+	// By organisation: each organisation's best match and number of matches.
 	type orgFound struct {
 		org      int32
 		best     found
@@ -647,49 +693,19 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 	}
 	var orgs []orgFound
 	var slot []int32 // by organisation number: its place in orgs plus one
-	var all []found
 	if q.ByOrganisation {
 		slot = make([]int32, len(idx.orgNums))
 	}
-	consider := func(o int32, score float32) {
-		if idx.aud[o]&uint8(bit) == 0 {
-			return
-		}
-		facets := idx.facetVals[idx.facetAt[o]:idx.facetAt[o+1]]
-		for _, g := range groups {
-			if !sharesOne(facets, g) {
-				return
-			}
-		}
-		km := math.NaN()
-		if near != nil {
-			if km = near.km(idx.lat[o], idx.lon[o]); q.RadiusKm > 0 && !(km <= q.RadiusKm) {
-				return
-			}
-		}
-		if byDoc {
-			m := idx.byOrd[o]
-			if !insideSearch(m, v.Narrowing) || !matchesDoc(q, m) {
-				return
-			}
-			if p := reading.Place; p != nil && !slices.ContainsFunc(p.Areas, func(a string) bool { return inArea(m, a, q.LocatedOnly) }) {
-				return
-			}
-		}
-		if open != nil && !open(o) {
-			return
-		}
+	each(func(f found) {
 		res.Total++
-		for _, n := range facets {
+		for _, n := range idx.facetVals[idx.facetAt[f.ord]:idx.facetAt[f.ord+1]] {
 			counts[n]++
 		}
-		f := found{o, idx.rank[o], score, km}
 		if !q.ByOrganisation {
 			first.add(f)
 			return
 		}
-		all = append(all, f)
-		g := idx.org[o]
+		g := idx.org[f.ord]
 		if i := slot[g]; i == 0 {
 			orgs = append(orgs, orgFound{g, f, 1})
 			slot[g] = int32(len(orgs))
@@ -698,14 +714,7 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 		} else {
 			of.services++
 		}
-	}
-	if len(ps) > 0 {
-		eachMatch(ps, idx.audienceDocs[bit], consider)
-	} else if len(words) == 0 {
-		for o := range idx.byOrd {
-			consider(int32(o), 0)
-		}
-	}
+	})
 	res.Facets = idx.facetsOf(counts)
 	var docs []int64
 	hitOf := func(h found) dirsvc.SearchHit {
@@ -732,15 +741,23 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 	}
 	page := firstOrgs.sorted()
 	page = page[min(q.Offset, len(page)):]
-	res.ServiceTotal, res.Total = len(all), len(orgs)
+	res.ServiceTotal, res.Total = res.Total, len(orgs)
 	clear(slot)
 	for i, of := range page {
 		m := idx.byOrd[of.best.ord]
 		res.Organisations = append(res.Organisations, dirsvc.SearchOrganisation{PublicID: m.Organisation, Name: m.OrgName, Services: of.services})
 		slot[of.org] = int32(i + 1)
 	}
-	all = slices.DeleteFunc(all, func(f found) bool { return slot[idx.org[f.ord]] == 0 })
-	for _, h := range newTopKOf(all, maxGroupedHits, order) {
+	// The matches again, for the services of the page's organisations.
+	hits := newTopK(maxGroupedHits, order)
+	if len(page) > 0 {
+		each(func(f found) {
+			if slot[idx.org[f.ord]] != 0 {
+				hits.add(f)
+			}
+		})
+	}
+	for _, h := range hits.sorted() {
 		res.Hits = append(res.Hits, hitOf(h))
 	}
 	return res, docs
@@ -913,15 +930,6 @@ func (t *topK[T]) add(x T) {
 			i = w
 		}
 	}
-}
-
-// newTopKOf returns the first k of xs in order.
-func newTopKOf[T any](xs []T, k int, cmp func(a, b T) int) []T {
-	t := newTopK(k, cmp)
-	for _, x := range xs {
-		t.add(x)
-	}
-	return t.sorted()
 }
 
 // sorted returns the first k offered, in order.
