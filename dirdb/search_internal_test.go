@@ -724,3 +724,40 @@ func TestSearchByOrganisationIsTheServicesGrouped(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggestionsByWordAreTheScan checks the kept suggestion lists' word order against reading every
+// candidate, for the first letters of every word the candidates hold and for pairs of them.
+func TestSuggestionsByWordAreTheScan(t *testing.T) {
+	d := demoDirectory(t)
+	ctx := context.Background()
+	for _, a := range dirsvc.ServedAudiences {
+		list, err := d.suggestions(ctx, dirsvc.Viewer{Audience: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan := newSuggestList(list.cands, false)
+		var queries [][]string
+		for _, c := range list.cands {
+			for i, w := range c.words {
+				for n := 1; n <= len(w); n += 2 {
+					queries = append(queries, []string{w[:n]}, []string{c.words[(i+1)%len(c.words)], w[:n]})
+				}
+			}
+		}
+		if len(queries) < 100 {
+			t.Fatalf("%s: %d queries", a, len(queries))
+		}
+		for _, q := range queries {
+			have := func(l *suggestList) []int {
+				return slices.DeleteFunc(l.having(q), func(i int) bool {
+					return slices.ContainsFunc(q, func(w string) bool {
+						return !slices.ContainsFunc(l.cands[i].words, func(h string) bool { return strings.HasPrefix(h, w) })
+					})
+				})
+			}
+			if got, want := have(list), have(scan); !slices.Equal(got, want) {
+				t.Fatalf("%s %q: %v, not %v", a, q, got, want)
+			}
+		}
+	}
+}

@@ -66,7 +66,7 @@ type searchIndex struct {
 	// full-text index, and the localities of its documents' sites with their postcodes.
 	vocab       map[int64]*vocabulary
 	localities  map[int64]map[string][]string
-	suggestions map[int64][]candidate // autocomplete's, for viewers without a narrowing
+	suggestions map[int64]*suggestList // autocomplete's, for viewers without a narrowing
 	// The postings kept (postings.go), the documents they hold in all, and their clock.
 	pmu            sync.Mutex
 	postings       map[postingKey]*posting
@@ -220,7 +220,7 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 	idx.openMemos = nil
 	idx.omu.Unlock()
 	idx.gen, idx.vocab, idx.localities = gen, map[int64]*vocabulary{}, map[int64]map[string][]string{}
-	idx.suggestions = map[int64][]candidate{}
+	idx.suggestions = map[int64]*suggestList{}
 	return nil
 }
 

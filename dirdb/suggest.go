@@ -21,12 +21,13 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 	if len(words) == 0 || !v.Narrowing.AllowsKind(dirsvc.KindService) {
 		return out, nil
 	}
-	cands, err := d.suggestions(ctx, v)
+	list, err := d.suggestions(ctx, v)
 	if err != nil {
 		return nil, err
 	}
 	taken := map[string]int{}
-	for _, c := range cands { // by kind, the most services first
+	for _, i := range list.having(words) { // by kind, the most services first
+		c := &list.cands[i]
 		if taken[c.Kind] < limit && !slices.ContainsFunc(words, func(w string) bool {
 			return !slices.ContainsFunc(c.words, func(h string) bool { return strings.HasPrefix(h, w) })
 		}) {
@@ -35,6 +36,59 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 		}
 	}
 	return out, nil
+}
+
+// suggestList is what a viewer may be suggested (candidates, by kind, the most services first), with
+// every word of every candidate in order, so that the candidates with a word starting with some
+// letters are found without reading the others.
+type suggestList struct {
+	cands []candidate
+	words []candidateWord
+}
+
+// candidateWord is a word of a candidate's label.
+type candidateWord struct {
+	word string
+	cand int
+}
+
+// newSuggestList makes the list of the candidates, in their order; with their words in order when
+// it will be kept (a list made for one suggestion reads every candidate rather than sort them).
+func newSuggestList(cands []candidate, kept bool) *suggestList {
+	l := &suggestList{cands: cands}
+	if !kept {
+		return l
+	}
+	for i, c := range cands {
+		for _, w := range c.words {
+			l.words = append(l.words, candidateWord{w, i})
+		}
+	}
+	slices.SortFunc(l.words, func(a, b candidateWord) int { return cmp.Or(strings.Compare(a.word, b.word), a.cand-b.cand) })
+	return l
+}
+
+// having returns, in order, the candidates with a word starting with the longest of the words (the
+// others are for the caller to check); every candidate in a list not kept.
+func (l *suggestList) having(words []string) []int {
+	if l.words == nil {
+		out := make([]int, len(l.cands))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	longest := slices.MaxFunc(words, func(a, b string) int { return len(a) - len(b) })
+	from, _ := slices.BinarySearchFunc(l.words, longest, func(c candidateWord, w string) int { return strings.Compare(c.word, w) })
+	var out []int
+	for _, c := range l.words[from:] {
+		if !strings.HasPrefix(c.word, longest) {
+			break
+		}
+		out = append(out, c.cand)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // candidate is a suggestion with the folded words of its label.
@@ -46,7 +100,7 @@ type candidate struct {
 // suggestions returns everything the viewer may be suggested, by kind (types, places,
 // organisations), the most services first. A viewer without a narrowing gets its audience's list,
 // made once for the index's state; a narrowed one, a list of its own.
-func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) ([]candidate, error) {
+func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestList, error) {
 	tax, err := d.taxonomyView(ctx, v.Audience)
 	if err != nil {
 		return nil, err
@@ -60,10 +114,10 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) ([]candida
 	defer idx.mu.RUnlock()
 	if !v.Narrowing.Narrowed() {
 		idx.vmu.Lock()
-		cands, ok := idx.suggestions[bit]
+		list, ok := idx.suggestions[bit]
 		idx.vmu.Unlock()
 		if ok {
-			return cands, nil
+			return list, nil
 		}
 	}
 	types, locals, places, orgs := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
@@ -115,10 +169,11 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) ([]candida
 			Search: "q=" + url.QueryEscape(name), Services: orgs[id]})
 	}
 	add(orgList)
+	list := newSuggestList(out, !v.Narrowing.Narrowed())
 	if !v.Narrowing.Narrowed() {
 		idx.vmu.Lock()
-		idx.suggestions[bit] = out
+		idx.suggestions[bit] = list
 		idx.vmu.Unlock()
 	}
-	return out, nil
+	return list, nil
 }
