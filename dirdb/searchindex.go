@@ -133,6 +133,28 @@ func (d *Directory) freshSearch(ctx context.Context) error {
 	}
 }
 
+// warmSearch brings the search index up to the file and reads the vocabulary of each audience, as
+// the first searches would. A directory closed meanwhile ends it with an error, which is dropped: the
+// next search reads what it needs.
+func (d *Directory) warmSearch() {
+	ctx := context.Background()
+	if d.freshSearch(ctx) != nil {
+		return
+	}
+	idx := &d.search
+	for _, a := range dirsvc.ServedAudiences {
+		err := d.longRead(ctx, func(ctx context.Context) error {
+			idx.mu.RLock()
+			defer idx.mu.RUnlock()
+			_, err := idx.vocabulary(ctx, d, audienceBit(a))
+			return err
+		})
+		if err != nil {
+			return
+		}
+	}
+}
+
 // loadSearch reads the documents stored since the index last looked, under the directory's gate.
 func (d *Directory) loadSearch(ctx context.Context) error {
 	idx := &d.search

@@ -34,6 +34,7 @@ type Store struct {
 
 	cached cacheAccount // memory of the views the directories keep (viewCache)
 	keys   keyCache     // public token keys
+	warm   atomic.Bool  // directories load their search indexes as they open (SetWarmSearch)
 }
 
 // dirEntry is an open directory, or one being opened: opening runs the file's migrations, which may
@@ -79,6 +80,11 @@ func open(ctx context.Context, root string, replica bool) (*Store, error) {
 // directories together (DefaultViewCacheBudget until set). A smaller budget takes effect as views
 // are next kept; 0 keeps none.
 func (s *Store) SetViewCacheBudget(n int64) { s.cached.budget.Store(max(n, 0)) }
+
+// SetWarmSearch makes every directory opened from now on load its search index (documents and
+// vocabularies) in the background at once, rather than when the first search asks: a serving node
+// wants its first searches answered, a command-line tool does not want the work.
+func (s *Store) SetWarmSearch(on bool) { s.warm.Store(on) }
 
 // fresh drops what the store keeps of the platform file if any connection or process committed to
 // it since the last look: the public keys, the directories' descriptions (they carry the platform's
@@ -216,6 +222,9 @@ func (s *Store) directory(ctx context.Context, slug string) (*Directory, error) 
 		// The open outlives the request that started it: others may be waiting for it.
 		e.d, e.err = openDirectory(context.WithoutCancel(ctx), s, slug, false)
 		close(e.ready)
+		if e.err == nil && s.warm.Load() {
+			go e.d.warmSearch()
+		}
 		if e.err != nil {
 			s.mu.Lock()
 			if s.dirs[slug] == e {

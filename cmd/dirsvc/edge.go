@@ -75,6 +75,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	}
 	defer store.Close()
 	store.SetViewCacheBudget(viewCache)
+	store.SetWarmSearch(true)
 	follower, err := replicate.NewFollower(replicate.FollowConfig{Data: m.Data, Primary: u.String(), Token: *token, BaseURL: cfg.BaseURL,
 		Host: store, Storage: storage, MaxLag: *maxLag, Log: m.Log})
 	if err != nil {
@@ -84,6 +85,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	followed := make(chan struct{})
 	go func() { defer close(followed); follower.Run(followCtx) }()
 	defer func() { stopFollowing(); <-followed }() // before the store closes
+	go m.openAll(followCtx, store)
 
 	cfg.Catalog, cfg.Keys = store, store
 	cfg.CursorSecret = cursorSecret(nil, *token) // as the primary's: its cursors are taken here

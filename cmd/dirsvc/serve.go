@@ -102,6 +102,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		return err
 	}
 	store.SetViewCacheBudget(viewCache)
+	store.SetWarmSearch(true)
 	storeOpen := true
 	closeStore := func() {
 		if storeOpen {
@@ -136,6 +137,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			}
 		}()
 	}
+	go m.openAll(ctx, store)
 	key, err := m.serverKey(ctx, store, *acceptNewKey)
 	if err != nil {
 		return err
@@ -373,6 +375,21 @@ func (m *Main) republishStale(ctx context.Context, store *dirdb.Store) error {
 			"updated", stats.Updated, "unchanged", stats.Unchanged, "events", stats.Events, "duration", time.Since(start))
 	}
 	return nil
+}
+
+// openAll opens every directory of the store, each of which then loads its search index (see
+// dirdb.Store.SetWarmSearch), so that the first searches of a node just started are answered as fast
+// as the later ones. A directory that cannot be opened is left to its first request to report.
+func (m *Main) openAll(ctx context.Context, store *dirdb.Store) {
+	slugs, err := store.Slugs(ctx)
+	if err != nil {
+		return
+	}
+	for _, slug := range slugs {
+		if _, err := store.Directory(ctx, slug); err != nil && ctx.Err() == nil {
+			m.Log.Debug("a directory could not be opened ahead of its first request", "directory", slug, "err", err)
+		}
+	}
 }
 
 // loadDemoIfEmpty loads the demo directories into a data folder that holds none.
