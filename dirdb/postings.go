@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // A search's words are found by the audience's full-text index (FTS5): it splits the documents into
@@ -49,10 +50,53 @@ type postingKey struct {
 // (textColumns, length-normalised). It is never changed once made (reading newer documents makes
 // another), so searches share it freely.
 type posting struct {
+	bit     int64 // the audience's
 	ords    []int32
 	weights []float32
 	upto    int64  // the documents with IDs up to this were read
 	used    uint64 // when a search last used it (searchIndex.clock); under searchIndex.pmu
+	summary atomic.Pointer[postingSummary]
+}
+
+// postingSummary is what a search for a posting's word alone, without filters, answers: how many
+// of its documents are not gone, their facet values' counts, and their numbers in the order of
+// relevance (the word's weight, then the name). It holds for the index's state it was made at (the
+// names' ranks and the gone documents change with it).
+type postingSummary struct {
+	gen    uint64
+	total  int
+	counts []int
+	order  []int32
+}
+
+// summarised returns the posting's summary for the index's state, making it the first time. The
+// caller holds the index's lock for reading.
+func (idx *searchIndex) summarised(p *posting) *postingSummary {
+	if sum := p.summary.Load(); sum != nil && sum.gen == idx.gen {
+		return sum
+	}
+	sum := &postingSummary{gen: idx.gen, counts: make([]int, len(idx.values))}
+	at := make([]int, 0, len(p.ords))
+	for i, o := range p.ords {
+		if idx.aud[o]&uint8(p.bit) == 0 { // gone
+			continue
+		}
+		at = append(at, i)
+		for _, n := range idx.facetVals[idx.facetAt[o]:idx.facetAt[o+1]] {
+			sum.counts[n]++
+		}
+	}
+	// Ordered as a search walking the posting orders it (eachMatch's score, then the name).
+	idf := idfOf(len(p.ords), idx.audienceDocs[p.bit])
+	slices.SortFunc(at, func(a, b int) int {
+		return cmp.Or(cmp.Compare(idf*p.weights[b], idf*p.weights[a]), cmp.Compare(idx.rank[p.ords[a]], idx.rank[p.ords[b]]))
+	})
+	sum.total, sum.order = len(at), make([]int32, len(at))
+	for i, a := range at {
+		sum.order[i] = p.ords[a]
+	}
+	p.summary.Store(sum)
+	return sum
 }
 
 // ftsQuery returns the full-text query of a posting's word in one column: the word (a hyphenated or
@@ -153,7 +197,7 @@ func (d *Directory) readPosting(ctx context.Context, key postingKey, old *postin
 		}
 	}
 	slices.Sort(found)
-	p := &posting{upto: idx.lastID}
+	p := &posting{bit: key.bit, upto: idx.lastID}
 	if old != nil {
 		n := len(old.ords) + len(found)
 		p.ords, p.weights = make([]int32, 0, n), make([]float32, 0, n)

@@ -761,3 +761,71 @@ func TestSuggestionsByWordAreTheScan(t *testing.T) {
 		}
 	}
 }
+
+// TestOneWordSummaryIsTheWalk compares the searches for one word alone, which a posting's summary
+// answers, with the same searches walked (a filter that every service passes): the same total,
+// facets and pages, for every audience, before and after a write.
+func TestOneWordSummaryIsTheWalk(t *testing.T) {
+	d := demoDirectory(t)
+	ctx := context.Background()
+	compare := func() {
+		t.Helper()
+		for _, a := range dirsvc.ServedAudiences {
+			v := dirsvc.Viewer{Audience: a}
+			var types []string
+			for _, f := range search(t, d, v, dirsvc.SearchQuery{}).Facets.Type {
+				types = append(types, f.Value)
+			}
+			// Every word of the documents' names, organisations and places, and their first letters.
+			words := map[string]bool{}
+			d.search.mu.RLock()
+			for _, m := range d.search.docs {
+				for _, w := range queryWords(m.Name + " " + m.OrgName + " " + m.Locality) {
+					words[strings.Join(w, " ")] = true
+					words[w[0][:min(len(w[0]), 3)]] = true
+				}
+			}
+			d.search.mu.RUnlock()
+			for w := range words {
+				for _, page := range [][2]int{{10, 0}, {5, 3}} {
+					alone := search(t, d, v, dirsvc.SearchQuery{Text: w, Limit: page[0], Offset: page[1]})
+					walked := search(t, d, v, dirsvc.SearchQuery{Text: w, Limit: page[0], Offset: page[1], Types: types})
+					if !reflect.DeepEqual(alone, walked) {
+						t.Fatalf("%s %q %v: alone %d %v, walked %d %v", a, w, page, alone.Total, hitIDs(alone), walked.Total, hitIDs(walked))
+					}
+				}
+			}
+		}
+	}
+	compare()
+	snap, err := d.loadSnapshotForTest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range snap.Records {
+		if o, ok := r.(*dirsvc.Organisation); ok {
+			o.Name += " Clinic"
+			break
+		}
+	}
+	if _, err := d.Import(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	compare()
+	// A write that removes documents and adds none: the postings kept are not read again.
+	hidden := 0
+	for _, r := range snap.Records {
+		if sv, ok := r.(*dirsvc.Service); ok && sv.VisibleTo.Has(dirsvc.Public) && hidden < 3 {
+			sv.VisibleTo = dirsvc.AudiencesOf(dirsvc.Staff)
+			hidden++
+		}
+	}
+	last := d.search.lastID
+	if _, err := d.Import(ctx, snap); err != nil {
+		t.Fatal(err)
+	}
+	compare()
+	if d.search.lastID != last {
+		t.Errorf("hiding services added documents (%d, then %d)", last, d.search.lastID)
+	}
+}

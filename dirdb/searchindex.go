@@ -544,8 +544,7 @@ func eachMatch(ps []*posting, n int, fn func(o int32, score float32)) {
 	idf := make([]float32, len(ps))
 	for i, p := range ps {
 		order[i] = i
-		df := float64(len(p.ords))
-		idf[i] = float32(math.Log(1 + (float64(n)-df+0.5)/(df+0.5)))
+		idf[i] = idfOf(len(p.ords), n)
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(len(ps[a].ords), len(ps[b].ords)) })
 	at := make([]int, len(ps))
@@ -571,6 +570,11 @@ next:
 		}
 		fn(o, score)
 	}
+}
+
+// idfOf is BM25's inverse document frequency of a word that df of n documents hold.
+func idfOf(df, n int) float32 {
+	return float32(math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5)))
 }
 
 // SearchServices finds the services the viewer may find that match the query (see
@@ -658,6 +662,18 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 	var near *nearness
 	if q.Near != nil {
 		near = newNearness(*q.Near, q.RadiusKm)
+	}
+	// One word alone, by relevance: its posting's summary answers.
+	if len(ps) == 1 && len(groups) == 0 && !byDoc && open == nil && near == nil && !q.ByOrganisation && q.Sort != dirsvc.SortName {
+		sum := idx.summarised(ps[0])
+		res.Total, res.Facets = sum.total, idx.facetsOf(sum.counts)
+		var docs []int64
+		for _, o := range sum.order[min(q.Offset, len(sum.order)):min(len(sum.order), q.Offset+q.Limit)] {
+			m := idx.byOrd[o]
+			docs = append(docs, m.id)
+			res.Hits = append(res.Hits, dirsvc.SearchHit{PublicID: m.service, Organisation: m.Organisation, Hours: m.Hours, Areas: m.Areas})
+		}
+		return res, docs
 	}
 	// match tells whether a document the words find passes the filters, and how it is ordered.
 	match := func(o int32, score float32) (found, bool) {
