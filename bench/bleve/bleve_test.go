@@ -8,6 +8,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/char/asciifolding"
+	"github.com/blevesearch/bleve/v2/analysis/token/apostrophe"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/index/scorch"
@@ -37,8 +38,8 @@ var facetFields = []string{"type", "category", "ownership", "localTypes", "cost"
 const maxFacetValues = 50
 
 // wordsAnalyzer splits words as the project's full-text index does (unicode61 with diacritics
-// removed): Unicode word boundaries, folded to ASCII and lower-cased, with neither stop words nor
-// stemming.
+// removed): Unicode word boundaries, folded to ASCII, cut at an apostrophe (unicode61 splits
+// "women's" into "women" and "s") and lower-cased, with neither stop words nor stemming.
 const wordsAnalyzer = "words"
 
 // indexMapping returns the mapping of the Bleve documents: the full-text fields, keyword fields for
@@ -50,7 +51,7 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 		"type":          custom.Name,
 		"char_filters":  []string{asciifolding.Name},
 		"tokenizer":     unicode.Name,
-		"token_filters": []string{lowercase.Name},
+		"token_filters": []string{apostrophe.Name, lowercase.Name},
 	})
 	if err != nil {
 		return nil, err
