@@ -26,6 +26,7 @@ import (
 	"github.com/dirsvc/dirsvc/primary/demo"
 )
 
+// The benchmark's flags: the size of the generated directory, or an existing data root to search.
 var (
 	servicesFlag = flag.Int("services", 100000, "services in the generated directory")
 	dataFlag     = flag.String("data", "", "an existing data root to search instead of a generated directory")
@@ -178,6 +179,7 @@ type check struct {
 	pages   int    // first-page services dirsvc found
 }
 
+// The fixture, made once for every benchmark (or the error that made it fail), and the runs measured.
 var (
 	once    sync.Once
 	shared  *fixture
@@ -408,8 +410,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	if shared != nil {
 		summary(shared)
-	}
-	if shared != nil {
 		if shared.bleve != nil {
 			shared.bleve.idx.Close()
 		}
@@ -421,9 +421,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// summary prints, per class, both searches' median time per query and their ratio, and how their answers
-// agree: the mean services found by each and the share of the project's first page that Bleve's
-// first page also holds.
+// summary prints, per class, both searches' median time per query and their ratio, and how their
+// answers agree: the mean services found by each and the share of the project's first page that
+// Bleve's first page also holds.
 func summary(f *fixture) {
 	fmt.Println()
 	for _, line := range f.setup {
