@@ -9,7 +9,8 @@
 #   typo        misspelt words (spelling correction on)
 # Targets (issue 11): p50 at most 5 ms, p95 at most 20 ms, at least 500 requests/s. Then GET
 # autocomplete with the first letters of words as typed (types, places, organisations): target p95
-# at most 5 ms.
+# at most 5 ms. The same query classes against Bleve v2 on the same documents, in process:
+# bench/bleve (README.md there).
 #
 #   bench/search.sh [SERVICES] [SECONDS]      defaults: 100000 services, 15 s a class
 services=${1:-100000}
