@@ -38,6 +38,9 @@ type Directory struct {
 	cache   *viewCache
 	search  searchIndex // the search documents, in memory
 
+	taxMu    sync.Mutex
+	taxViews map[int64]keptTaxonomy // decoded taxonomies, by audience bit (taxonomyView)
+
 	wmu    sync.Mutex // serialises writes across both files
 	writer *sql.DB    // directory.db
 	ops    *sql.DB    // ops.db, opened on first write

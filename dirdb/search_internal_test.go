@@ -739,8 +739,8 @@ func TestSuggestionsByWordAreTheScan(t *testing.T) {
 		var queries [][]string
 		for _, c := range list.cands {
 			for i, w := range c.words {
-				for n := 1; n <= len(w); n += 2 {
-					queries = append(queries, []string{w[:n]}, []string{c.words[(i+1)%len(c.words)], w[:n]})
+				for rs, n := []rune(w), 1; n <= len(rs); n += 2 {
+					queries = append(queries, []string{string(rs[:n])}, []string{c.words[(i+1)%len(c.words)], string(rs[:n])})
 				}
 			}
 		}
@@ -749,7 +749,14 @@ func TestSuggestionsByWordAreTheScan(t *testing.T) {
 		}
 		for _, q := range queries {
 			have := func(l *suggestList) []int {
-				return slices.DeleteFunc(l.having(q), func(i int) bool {
+				some, all := l.having(q)
+				if all {
+					some = nil
+					for i := range l.cands {
+						some = append(some, i)
+					}
+				}
+				return slices.DeleteFunc(some, func(i int) bool {
 					return slices.ContainsFunc(q, func(w string) bool {
 						return !slices.ContainsFunc(l.cands[i].words, func(h string) bool { return strings.HasPrefix(h, w) })
 					})
@@ -757,6 +764,24 @@ func TestSuggestionsByWordAreTheScan(t *testing.T) {
 			}
 			if got, want := have(list), have(scan); !slices.Equal(got, want) {
 				t.Fatalf("%s %q: %v, not %v", a, q, got, want)
+			}
+			// And Suggest answers the first of each kind that have the words, in order.
+			for _, limit := range []int{1, 5} {
+				got, err := d.Suggest(ctx, dirsvc.Viewer{Audience: a}, strings.Join(q, " "), limit)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := []dirsvc.Suggestion{}
+				taken := map[string]int{}
+				for _, i := range have(scan) {
+					if c := scan.cands[i]; taken[c.Kind] < limit {
+						want = append(want, c.Suggestion)
+						taken[c.Kind]++
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s %q limit %d: %v, not %v", a, q, limit, got, want)
+				}
 			}
 		}
 	}

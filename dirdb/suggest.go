@@ -26,13 +26,28 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 		return nil, err
 	}
 	taken := map[string]int{}
-	for _, i := range list.having(words) { // by kind, the most services first
+	// consider takes candidate i if its kind wants more and it has the words; it returns the next
+	// candidate worth reading in order (the next kind's first once this kind has enough).
+	consider := func(i int) int {
 		c := &list.cands[i]
-		if taken[c.Kind] < limit && !slices.ContainsFunc(words, func(w string) bool {
+		if taken[c.Kind] >= limit {
+			return list.kindEnd[i]
+		}
+		if !slices.ContainsFunc(words, func(w string) bool {
 			return !slices.ContainsFunc(c.words, func(h string) bool { return strings.HasPrefix(h, w) })
 		}) {
 			out = append(out, c.Suggestion)
 			taken[c.Kind]++
+		}
+		return i + 1
+	}
+	if some, all := list.having(words); all {
+		for i := 0; i < len(list.cands); {
+			i = consider(i)
+		}
+	} else {
+		for _, i := range some { // by kind, the most services first
+			consider(i)
 		}
 	}
 	return out, nil
@@ -42,8 +57,9 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 // every word of every candidate in order, so that the candidates with a word starting with some
 // letters are found without reading the others.
 type suggestList struct {
-	cands []candidate
-	words []candidateWord
+	cands   []candidate
+	kindEnd []int // by candidate, the end of its kind's run
+	words   []candidateWord
 }
 
 // candidateWord is a word of a candidate's label.
@@ -55,7 +71,14 @@ type candidateWord struct {
 // newSuggestList makes the list of the candidates, in their order; with their words in order when
 // it will be kept (a list made for one suggestion reads every candidate rather than sort them).
 func newSuggestList(cands []candidate, kept bool) *suggestList {
-	l := &suggestList{cands: cands}
+	l := &suggestList{cands: cands, kindEnd: make([]int, len(cands))}
+	for i := len(cands) - 1; i >= 0; i-- {
+		if l.kindEnd[i] = len(cands); i+1 < len(cands) && cands[i+1].Kind == cands[i].Kind {
+			l.kindEnd[i] = l.kindEnd[i+1]
+		} else if i+1 < len(cands) {
+			l.kindEnd[i] = i + 1
+		}
+	}
 	if !kept {
 		return l
 	}
@@ -69,26 +92,26 @@ func newSuggestList(cands []candidate, kept bool) *suggestList {
 }
 
 // having returns, in order, the candidates with a word starting with the longest of the words (the
-// others are for the caller to check); every candidate in a list not kept.
-func (l *suggestList) having(words []string) []int {
+// others are for the caller to check); all is true instead when reading every candidate in order
+// costs less: a list not kept, or a word so short that many candidates have it.
+func (l *suggestList) having(words []string) (cands []int, all bool) {
 	if l.words == nil {
-		out := make([]int, len(l.cands))
-		for i := range out {
-			out[i] = i
-		}
-		return out
+		return nil, true
 	}
 	longest := slices.MaxFunc(words, func(a, b string) int { return len(a) - len(b) })
 	from, _ := slices.BinarySearchFunc(l.words, longest, func(c candidateWord, w string) int { return strings.Compare(c.word, w) })
-	var out []int
-	for _, c := range l.words[from:] {
-		if !strings.HasPrefix(c.word, longest) {
-			break
+	to := from
+	for to < len(l.words) && strings.HasPrefix(l.words[to].word, longest) {
+		if to-from > len(l.cands)/8 {
+			return nil, true
 		}
-		out = append(out, c.cand)
+		to++
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	for _, c := range l.words[from:to] {
+		cands = append(cands, c.cand)
+	}
+	slices.Sort(cands)
+	return slices.Compact(cands), false
 }
 
 // candidate is a suggestion with the folded words of its label.
@@ -101,25 +124,29 @@ type candidate struct {
 // organisations), the most services first. A viewer without a narrowing gets its audience's list,
 // made once for the index's state; a narrowed one, a list of its own.
 func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestList, error) {
-	tax, err := d.taxonomyView(ctx, v.Audience)
-	if err != nil {
-		return nil, err
-	}
 	if err := d.freshSearch(ctx); err != nil {
 		return nil, fmt.Errorf("suggest: %w", err)
 	}
 	bit := audienceBit(v.Audience)
 	idx := &d.search
 	idx.mu.RLock()
-	defer idx.mu.RUnlock()
-	if !v.Narrowing.Narrowed() {
-		idx.vmu.Lock()
-		list, ok := idx.suggestions[bit]
-		idx.vmu.Unlock()
-		if ok {
-			return list, nil
-		}
+	idx.vmu.Lock()
+	list, ok := idx.suggestions[bit]
+	idx.vmu.Unlock()
+	gen := idx.gen
+	idx.mu.RUnlock()
+	if ok && !v.Narrowing.Narrowed() {
+		return list, nil
 	}
+	// The taxonomy is read before the index's lock is taken (the index's lock is never held while
+	// waiting for the directory's gate); the list made is kept only if the index did not move on
+	// meanwhile (it would then be the list of a taxonomy older than the index).
+	tax, err := d.taxonomyView(ctx, v.Audience)
+	if err != nil {
+		return nil, err
+	}
+	idx.mu.RLock()
+	defer idx.mu.RUnlock()
 	types, locals, places, orgs := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	placeNames, orgNames := map[string]string{}, map[string]string{}
 	for _, m := range idx.byOrd {
@@ -169,8 +196,8 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestL
 			Search: "q=" + url.QueryEscape(name), Services: orgs[id]})
 	}
 	add(orgList)
-	list := newSuggestList(out, !v.Narrowing.Narrowed())
-	if !v.Narrowing.Narrowed() {
+	list = newSuggestList(out, !v.Narrowing.Narrowed())
+	if !v.Narrowing.Narrowed() && idx.gen == gen {
 		idx.vmu.Lock()
 		idx.suggestions[bit] = list
 		idx.vmu.Unlock()

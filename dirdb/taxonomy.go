@@ -81,8 +81,17 @@ func (d *Directory) Taxonomy(ctx context.Context, a dirsvc.Audience) (*dirsvc.Pu
 }
 
 // taxonomyView returns the taxonomy as audience a sees it, decoded; an empty one when the directory
-// was never imported.
+// was never imported. The decoded taxonomies are kept for the file's generation they were read at
+// (searches by category and autocomplete ask for them on every request): a caller must not change
+// what it is given.
 func (d *Directory) taxonomyView(ctx context.Context, a dirsvc.Audience) (dirsvc.TaxonomyView, error) {
+	gen, bit := d.records.gen.Load(), audienceBit(a)
+	d.taxMu.Lock()
+	kept, ok := d.taxViews[bit]
+	d.taxMu.Unlock()
+	if ok && kept.gen == gen {
+		return kept.view, nil
+	}
 	var tax dirsvc.TaxonomyView
 	switch p, err := d.Taxonomy(ctx, a); {
 	case errors.Is(err, dirsvc.ErrNotFound):
@@ -93,5 +102,18 @@ func (d *Directory) taxonomyView(ctx context.Context, a dirsvc.Audience) (dirsvc
 			return tax, fmt.Errorf("decode the taxonomy: %w", err)
 		}
 	}
+	// Read at gen or later: kept for gen, it is read again after the next change.
+	d.taxMu.Lock()
+	if d.taxViews == nil {
+		d.taxViews = map[int64]keptTaxonomy{}
+	}
+	d.taxViews[bit] = keptTaxonomy{gen, tax}
+	d.taxMu.Unlock()
 	return tax, nil
+}
+
+// keptTaxonomy is a decoded taxonomy and the file's generation it was read at.
+type keptTaxonomy struct {
+	gen  uint64
+	view dirsvc.TaxonomyView
 }
