@@ -64,6 +64,7 @@ until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
 # and the loading goes on), the first misspelt one the vocabulary.
 until curl -sf -o /dev/null "http://127.0.0.1:8090/v1/d/demo/search/services?q=gp"; do sleep 1; done
 curl -sf -o /dev/null "http://127.0.0.1:8090/v1/d/demo/search/services?q=clinc"
+curl -sf -o /dev/null "http://127.0.0.1:8090/v1/d/demo/autocomplete?q=g"
 
 run() { PATHS="$1" wrk -t1 -c8 -d"${secs}s" --latency -s bench/paths.lua http://127.0.0.1:8090 \
   | awk '/ 50%/ {p50=$2} / 90%/ {p90=$2} /^p95/ {p95=$2} /Requests\/sec/ {rps=$2} /Non-2xx/ {bad=$NF}

@@ -67,6 +67,7 @@ type searchIndex struct {
 	vocab       map[int64]*vocabulary
 	localities  map[int64]map[string][]string
 	suggestions map[int64]*suggestList // autocomplete's, for viewers without a narrowing
+	smu         sync.Mutex             // held while one of them is made
 	// The postings kept (postings.go), the documents they hold in all, and their clock.
 	pmu            sync.Mutex
 	postings       map[postingKey]*posting
@@ -133,8 +134,8 @@ func (d *Directory) freshSearch(ctx context.Context) error {
 	}
 }
 
-// warmSearch brings the search index up to the file and reads the vocabulary of each audience, as
-// the first searches would. A directory closed meanwhile ends it with an error, which is dropped: the
+// warmSearch brings the search index up to the file, reads the vocabulary of each audience and
+// makes its autocomplete list, as the first searches would. A directory closed meanwhile ends it with an error, which is dropped: the
 // next search reads what it needs.
 func (d *Directory) warmSearch() {
 	ctx := context.Background()
@@ -149,6 +150,9 @@ func (d *Directory) warmSearch() {
 			_, err := idx.vocabulary(ctx, d, audienceBit(a))
 			return err
 		})
+		if err == nil {
+			_, err = d.suggestions(ctx, dirsvc.Viewer{Audience: a})
+		}
 		if err != nil {
 			return
 		}

@@ -138,6 +138,20 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestL
 	if ok && !v.Narrowing.Narrowed() {
 		return list, nil
 	}
+	if !v.Narrowing.Narrowed() {
+		// One audience's list is made by one request at a time; the others wait for it.
+		idx.smu.Lock()
+		defer idx.smu.Unlock()
+		idx.mu.RLock()
+		idx.vmu.Lock()
+		list, ok = idx.suggestions[bit]
+		idx.vmu.Unlock()
+		gen = idx.gen
+		idx.mu.RUnlock()
+		if ok {
+			return list, nil
+		}
+	}
 	// The taxonomy is read before the index's lock is taken (the index's lock is never held while
 	// waiting for the directory's gate); the list made is kept only if the index did not move on
 	// meanwhile (it would then be the list of a taxonomy older than the index).
