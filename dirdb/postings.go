@@ -56,6 +56,40 @@ type posting struct {
 	upto    int64  // the documents with IDs up to this were read
 	used    uint64 // when a search last used it (searchIndex.clock); under searchIndex.pmu
 	summary atomic.Pointer[postingSummary]
+	grouped atomic.Pointer[postingGroups]
+}
+
+// postingGroups is what a search for a posting's word alone, without filters, answers by
+// organisation: the organisations (by number) in the order of their best service, with the number
+// of that service and how many of their services hold the word. Like the summary, it holds for
+// the index's state it was made at.
+type postingGroups struct {
+	gen      uint64
+	orgs     []int32
+	best     []int32
+	services []int
+}
+
+// groupsOf returns the posting's organisations for the index's state, making them the first time
+// from its summary. The caller holds the index's lock for reading.
+func (idx *searchIndex) groupsOf(p *posting, sum *postingSummary) *postingGroups {
+	if g := p.grouped.Load(); g != nil && g.gen == sum.gen {
+		return g
+	}
+	g := &postingGroups{gen: sum.gen}
+	at := map[int32]int{}
+	for _, o := range sum.order {
+		org := idx.org[o]
+		i, ok := at[org]
+		if !ok {
+			i = len(g.orgs)
+			at[org] = i
+			g.orgs, g.best, g.services = append(g.orgs, org), append(g.best, o), append(g.services, 0)
+		}
+		g.services[i]++
+	}
+	p.grouped.Store(g)
+	return g
 }
 
 // postingSummary is what a search for a posting's word alone, without filters, answers: how many

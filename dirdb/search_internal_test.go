@@ -813,10 +813,15 @@ func TestOneWordSummaryIsTheWalk(t *testing.T) {
 			d.search.mu.RUnlock()
 			for w := range words {
 				for _, page := range [][2]int{{10, 0}, {5, 3}} {
-					alone := search(t, d, v, dirsvc.SearchQuery{Text: w, Limit: page[0], Offset: page[1]})
-					walked := search(t, d, v, dirsvc.SearchQuery{Text: w, Limit: page[0], Offset: page[1], Types: types})
-					if !reflect.DeepEqual(alone, walked) {
-						t.Fatalf("%s %q %v: alone %d %v, walked %d %v", a, w, page, alone.Total, hitIDs(alone), walked.Total, hitIDs(walked))
+					for _, grouped := range []bool{false, true} {
+						q := dirsvc.SearchQuery{Text: w, Limit: page[0], Offset: page[1], ByOrganisation: grouped}
+						alone := search(t, d, v, q)
+						q.Types = types
+						walked := search(t, d, v, q)
+						if !reflect.DeepEqual(alone, walked) {
+							t.Fatalf("%s %q %v by organisation %v: alone %d %v %v, walked %d %v %v", a, w, page, grouped,
+								alone.Total, alone.Organisations, hitIDs(alone), walked.Total, walked.Organisations, hitIDs(walked))
+						}
 					}
 				}
 			}

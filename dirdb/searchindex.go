@@ -668,16 +668,8 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 		near = newNearness(*q.Near, q.RadiusKm)
 	}
 	// One word alone, by relevance: its posting's summary answers.
-	if len(ps) == 1 && len(groups) == 0 && !byDoc && open == nil && near == nil && !q.ByOrganisation && q.Sort != dirsvc.SortName {
-		sum := idx.summarised(ps[0])
-		res.Total, res.Facets = sum.total, idx.facetsOf(sum.counts)
-		var docs []int64
-		for _, o := range sum.order[min(q.Offset, len(sum.order)):min(len(sum.order), q.Offset+q.Limit)] {
-			m := idx.byOrd[o]
-			docs = append(docs, m.id)
-			res.Hits = append(res.Hits, dirsvc.SearchHit{PublicID: m.service, Organisation: m.Organisation, Hours: m.Hours, Areas: m.Areas})
-		}
-		return res, docs
+	if len(ps) == 1 && len(groups) == 0 && !byDoc && open == nil && near == nil && q.Sort != dirsvc.SortName {
+		return idx.summaryAnswer(q, ps[0], res)
 	}
 	// match tells whether a document the words find passes the filters, and how it is ordered.
 	match := func(o int32, score float32) (found, bool) {
@@ -845,6 +837,44 @@ func (n *nearness) km(lat, lon float64) float64 {
 		}
 	}
 	return dirsvc.HaversineKm(n.from.Lat, n.from.Lon, lat, lon)
+}
+
+// summaryAnswer answers a search for one word alone, by relevance, from its posting's summary (and
+// organisations): as findServices would walking the posting. The caller holds the index's lock for
+// reading.
+func (idx *searchIndex) summaryAnswer(q *dirsvc.SearchQuery, p *posting, res dirsvc.SearchResult) (dirsvc.SearchResult, []int64) {
+	sum := idx.summarised(p)
+	res.Total, res.Facets = sum.total, idx.facetsOf(sum.counts)
+	var docs []int64
+	hit := func(o int32) {
+		m := idx.byOrd[o]
+		docs = append(docs, m.id)
+		res.Hits = append(res.Hits, dirsvc.SearchHit{PublicID: m.service, Organisation: m.Organisation, Hours: m.Hours, Areas: m.Areas})
+	}
+	if !q.ByOrganisation {
+		for _, o := range sum.order[min(q.Offset, len(sum.order)):min(len(sum.order), q.Offset+q.Limit)] {
+			hit(o)
+		}
+		return res, docs
+	}
+	g := idx.groupsOf(p, sum)
+	res.ServiceTotal, res.Total = sum.total, len(g.orgs)
+	from, to := min(q.Offset, len(g.orgs)), min(len(g.orgs), q.Offset+q.Limit)
+	onPage := map[int32]bool{}
+	for i := from; i < to; i++ {
+		m := idx.byOrd[g.best[i]]
+		res.Organisations = append(res.Organisations, dirsvc.SearchOrganisation{PublicID: m.Organisation, Name: m.OrgName, Services: g.services[i]})
+		onPage[g.orgs[i]] = true
+	}
+	for _, o := range sum.order {
+		if len(onPage) == 0 || len(res.Hits) == maxGroupedHits {
+			break
+		}
+		if onPage[idx.org[o]] {
+			hit(o)
+		}
+	}
+	return res, docs
 }
 
 // sharesOne reports whether two sorted lists of numbers share one.
