@@ -749,13 +749,19 @@ func TestSuggestionsByWordAreTheScan(t *testing.T) {
 		}
 		for _, q := range queries {
 			have := func(l *suggestList) []int {
-				some, all := l.having(q)
+				var some []int
+				ws, all := l.having(q)
+				for _, cw := range ws {
+					some = append(some, cw.cand)
+				}
 				if all {
 					some = nil
 					for i := range l.cands {
 						some = append(some, i)
 					}
 				}
+				slices.Sort(some)
+				some = slices.Compact(some)
 				return slices.DeleteFunc(some, func(i int) bool {
 					return slices.ContainsFunc(q, func(w string) bool {
 						return !slices.ContainsFunc(l.cands[i].words, func(h string) bool { return strings.HasPrefix(h, w) })

@@ -25,30 +25,51 @@ func (d *Directory) Suggest(ctx context.Context, v dirsvc.Viewer, text string, l
 	if err != nil {
 		return nil, err
 	}
-	taken := map[string]int{}
-	// consider takes candidate i if its kind wants more and it has the words; it returns the next
-	// candidate worth reading in order (the next kind's first once this kind has enough).
-	consider := func(i int) int {
+	has := func(i int) bool {
 		c := &list.cands[i]
-		if taken[c.Kind] >= limit {
-			return list.kindEnd[i]
-		}
-		if !slices.ContainsFunc(words, func(w string) bool {
+		return !slices.ContainsFunc(words, func(w string) bool {
 			return !slices.ContainsFunc(c.words, func(h string) bool { return strings.HasPrefix(h, w) })
-		}) {
-			out = append(out, c.Suggestion)
-			taken[c.Kind]++
-		}
-		return i + 1
+		})
 	}
-	if some, all := list.having(words); all {
+	ws, all := list.having(words)
+	if all {
+		// Every candidate in order, each kind until it has enough.
+		taken := map[string]int{}
 		for i := 0; i < len(list.cands); {
-			i = consider(i)
+			c := &list.cands[i]
+			if taken[c.Kind] >= limit {
+				i = list.kindEnd[i]
+				continue
+			}
+			if has(i) {
+				out = append(out, c.Suggestion)
+				taken[c.Kind]++
+			}
+			i++
 		}
-	} else {
-		for _, i := range some { // by kind, the most services first
-			consider(i)
+		return out, nil
+	}
+	// The candidates with a word in the range: the first few of each kind that have every word,
+	// by their place in the list (a candidate may stand in the range once for each of its words).
+	first := map[string][]int{}
+	for _, cw := range ws {
+		i := cw.cand
+		kind := list.cands[i].Kind
+		kept := first[kind]
+		if len(kept) == limit && i >= kept[limit-1] || slices.Contains(kept, i) || !has(i) {
+			continue
 		}
+		at, _ := slices.BinarySearch(kept, i)
+		kept = slices.Insert(kept, at, i)
+		first[kind] = kept[:min(len(kept), limit)]
+	}
+	var chosen []int
+	for _, kept := range first {
+		chosen = append(chosen, kept...)
+	}
+	slices.Sort(chosen) // by kind, the most services first
+	for _, i := range chosen {
+		out = append(out, list.cands[i].Suggestion)
 	}
 	return out, nil
 }
@@ -91,10 +112,10 @@ func newSuggestList(cands []candidate, kept bool) *suggestList {
 	return l
 }
 
-// having returns, in order, the candidates with a word starting with the longest of the words (the
+// having returns the words of the candidates that start with the longest of the words (the
 // others are for the caller to check); all is true instead when reading every candidate in order
 // costs less: a list not kept, or a word so short that many candidates have it.
-func (l *suggestList) having(words []string) (cands []int, all bool) {
+func (l *suggestList) having(words []string) (ws []candidateWord, all bool) {
 	if l.words == nil {
 		return nil, true
 	}
@@ -107,11 +128,7 @@ func (l *suggestList) having(words []string) (cands []int, all bool) {
 		}
 		to++
 	}
-	for _, c := range l.words[from:to] {
-		cands = append(cands, c.cand)
-	}
-	slices.Sort(cands)
-	return slices.Compact(cands), false
+	return l.words[from:to], false
 }
 
 // candidate is a suggestion with the folded words of its label.
