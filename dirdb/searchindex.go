@@ -625,16 +625,24 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 // maxSearchTries bounds how often a search reads what it needs from the file and begins again.
 const maxSearchTries = 4
 
+// found is a match of a search, with what it is ordered by: its score (higher first), distance and
+// name's rank.
+type found struct {
+	ord, rank int32
+	score     float32
+	km        float64 // NaN when unknown
+}
+
+// foundPool keeps the lists of matches searches by organisation gather, for the next ones.
+var foundPool = sync.Pool{New: func() any { return new([]found) }}
+
+// maxPooledFound bounds the matches a list kept in foundPool may hold room for.
+const maxPooledFound = 1 << 17
+
 // findServices works out a search from the postings of its words; it returns with the hits their
 // documents' IDs. The caller holds the index's lock for reading.
 func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit int64, cats *categorySet, words [][]string, reading dirsvc.QueryReading, ps []*posting) (dirsvc.SearchResult, []int64) {
 	res := dirsvc.SearchResult{Reading: reading}
-	// A match, with what it is ordered by: its score (higher first), distance and name's rank.
-	type found struct {
-		ord, rank int32
-		score     float32
-		km        float64 // NaN when unknown
-	}
 	byName := func(a, b found) int { return cmp.Compare(a.rank, b.rank) }
 	order := func(a, b found) int { return cmp.Or(cmp.Compare(b.score, a.score), byName(a, b)) }
 	switch {
@@ -727,8 +735,16 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 	}
 	var orgs []orgFound
 	var slot []int32 // by organisation number: its place in orgs plus one
+	var all *[]found // by organisation: every match, for the page's organisations' services
 	if q.ByOrganisation {
 		slot = make([]int32, len(idx.orgNums))
+		all = foundPool.Get().(*[]found)
+		*all = (*all)[:0]
+		defer func() {
+			if cap(*all) <= maxPooledFound {
+				foundPool.Put(all)
+			}
+		}()
 	}
 	each(func(f found) {
 		res.Total++
@@ -739,6 +755,7 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 			first.add(f)
 			return
 		}
+		*all = append(*all, f)
 		g := idx.org[f.ord]
 		if i := slot[g]; i == 0 {
 			orgs = append(orgs, orgFound{g, f, 1})
@@ -782,14 +799,12 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 		res.Organisations = append(res.Organisations, dirsvc.SearchOrganisation{PublicID: m.Organisation, Name: m.OrgName, Services: of.services})
 		slot[of.org] = int32(i + 1)
 	}
-	// The matches again, for the services of the page's organisations.
+	// The services of the page's organisations.
 	hits := newTopK(maxGroupedHits, order)
-	if len(page) > 0 {
-		each(func(f found) {
-			if slot[idx.org[f.ord]] != 0 {
-				hits.add(f)
-			}
-		})
+	for _, f := range *all {
+		if slot[idx.org[f.ord]] != 0 {
+			hits.add(f)
+		}
 	}
 	for _, h := range hits.sorted() {
 		res.Hits = append(res.Hits, hitOf(h))
@@ -860,14 +875,17 @@ func (idx *searchIndex) summaryAnswer(q *dirsvc.SearchQuery, p *posting, res dir
 	g := idx.groupsOf(p, sum)
 	res.ServiceTotal, res.Total = sum.total, len(g.orgs)
 	from, to := min(q.Offset, len(g.orgs)), min(len(g.orgs), q.Offset+q.Limit)
-	onPage := map[int32]bool{}
+	onPage, want := map[int32]bool{}, 0
 	for i := from; i < to; i++ {
 		m := idx.byOrd[g.best[i]]
 		res.Organisations = append(res.Organisations, dirsvc.SearchOrganisation{PublicID: m.Organisation, Name: m.OrgName, Services: g.services[i]})
 		onPage[g.orgs[i]] = true
+		want += g.services[i]
 	}
+	// The page's organisations' services, in order, until all of them (or maxGroupedHits) are met.
+	want = min(want, maxGroupedHits)
 	for _, o := range sum.order {
-		if len(onPage) == 0 || len(res.Hits) == maxGroupedHits {
+		if len(res.Hits) == want {
 			break
 		}
 		if onPage[idx.org[o]] {
