@@ -343,42 +343,62 @@ func (w *writeTx) allSearchDocs() error {
 			return fmt.Errorf("clear the search documents: %w", err)
 		}
 	}
-	sites := map[string]map[int64]*dirsvc.LocationView{}
+	// The views of every site and role, read in order and decoded on every CPU.
+	type keyedView struct {
+		key  string // the site's ID; the role's service
+		view storedView
+	}
+	var siteRows, roleRows []keyedView
 	loc := kindRange("public_id", dirsvc.KindLocation)
 	err := w.eachRow(w.pub, "SELECT public_id, audiences, body FROM projections WHERE "+loc.sql, loc.args, func(s scanner) error {
-		var id string
-		var v storedView
-		if err := s.Scan(&id, &v.audiences, &v.body); err != nil {
-			return err
-		}
-		byBit, err := viewsByBit[dirsvc.LocationView]([]storedView{v})
-		if sites[id] == nil {
-			sites[id] = map[int64]*dirsvc.LocationView{}
-		}
-		for bit, l := range byBit {
-			sites[id][bit] = l
-		}
+		var r keyedView
+		err := s.Scan(&r.key, &r.view.audiences, &r.view.body)
+		siteRows = append(siteRows, r)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("read the sites: %w", err)
 	}
-	roles := map[string]map[int64][]*dirsvc.RoleView{}
 	err = w.eachRow(w.pub, `
 SELECT r.service_id, p.audiences, p.body FROM records r JOIN projections p ON p.public_id = r.public_id
 WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, func(s scanner) error {
-		var service string
-		var v storedView
-		if err := s.Scan(&service, &v.audiences, &v.body); err != nil {
-			return err
-		}
-		if roles[service] == nil {
-			roles[service] = map[int64][]*dirsvc.RoleView{}
-		}
-		return addRoleView(roles[service], scanned{v.audiences, v.body})
+		var r keyedView
+		err := s.Scan(&r.key, &r.view.audiences, &r.view.body)
+		roleRows = append(roleRows, r)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("read the roles: %w", err)
+	}
+	siteViews, err := decodeAll(siteRows, func(r keyedView) (map[int64]*dirsvc.LocationView, error) {
+		return viewsByBit[dirsvc.LocationView]([]storedView{r.view})
+	})
+	if err != nil {
+		return fmt.Errorf("read the sites: %w", err)
+	}
+	roleViews, err := decodeAll(roleRows, func(r keyedView) (map[int64]*dirsvc.RoleView, error) {
+		return viewsByBit[dirsvc.RoleView]([]storedView{r.view})
+	})
+	if err != nil {
+		return fmt.Errorf("read the roles: %w", err)
+	}
+	sites := map[string]map[int64]*dirsvc.LocationView{}
+	for i, r := range siteRows {
+		if sites[r.key] == nil {
+			sites[r.key] = map[int64]*dirsvc.LocationView{}
+		}
+		for bit, l := range siteViews[i] {
+			sites[r.key][bit] = l
+		}
+	}
+	roles := map[string]map[int64][]*dirsvc.RoleView{}
+	for i, r := range roleRows { // in the roles' order, as a service's own refresh reads them
+		if roles[r.key] == nil {
+			roles[r.key] = map[int64][]*dirsvc.RoleView{}
+		}
+		for bit, v := range roleViews[i] {
+			roles[r.key][bit] = append(roles[r.key][bit], v)
+		}
 	}
 	// The services' views, in public-ID order: each service's rows come together. Their documents
 	// are made a batch at a time on every CPU (decoding views and encoding documents is most of the
@@ -386,31 +406,21 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 	type service struct {
 		id   string
 		rows []storedView
-		docs []docRow
-		err  error
 	}
 	var batch []service
 	flush := func() error {
-		var wg sync.WaitGroup
-		next := atomic.Int64{}
-		for range runtime.GOMAXPROCS(0) {
-			wg.Go(func() {
-				for i := int(next.Add(1) - 1); i < len(batch); i = int(next.Add(1) - 1) {
-					b := &batch[i]
-					sv, err := viewsByBit[dirsvc.ServiceView](b.rows)
-					if err == nil && len(sv) > 0 {
-						b.docs, err = serviceDocs(sv, sites[siteOfViews(sv)], roles[b.id])
-					}
-					b.err = err
-				}
-			})
-		}
-		wg.Wait()
-		for _, b := range batch {
-			if b.err != nil {
-				return b.err
+		docs, err := decodeAll(batch, func(b service) ([]docRow, error) {
+			sv, err := viewsByBit[dirsvc.ServiceView](b.rows)
+			if err != nil || len(sv) == 0 {
+				return nil, err
 			}
-			if err := w.storeSearchDocs(b.id, b.docs); err != nil {
+			return serviceDocs(sv, sites[siteOfViews(sv)], roles[b.id])
+		})
+		if err != nil {
+			return err
+		}
+		for i, b := range batch {
+			if err := w.storeSearchDocs(b.id, docs[i]); err != nil {
 				return err
 			}
 		}
@@ -445,13 +455,25 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 // docsPerBatch is how many services' documents a whole refresh makes at a time.
 const docsPerBatch = 2048
 
-// scanned is a row already read, as a scanner.
-type scanned struct {
-	audiences int64
-	body      []byte
-}
-
-func (s scanned) Scan(dest ...any) error {
-	*dest[0].(*int64), *dest[1].(*[]byte) = s.audiences, s.body
-	return nil
+// decodeAll applies decode to every item on every CPU, and returns the results in the items' order;
+// the first error (in that order) if any.
+func decodeAll[T, R any](items []T, decode func(T) (R, error)) ([]R, error) {
+	out := make([]R, len(items))
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
+				out[i], errs[i] = decode(items[i])
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
