@@ -619,7 +619,9 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 			return res, fmt.Errorf("search services: %w", err)
 		}
 	}
-	return res, fmt.Errorf("search services: the documents changed %d times during the search", maxSearchTries)
+	// The words' postings were forgotten each time before they could be used (the documents changed,
+	// or other searches filled the postings' room): a busy directory, worth asking again.
+	return res, dirsvc.Errorf(dirsvc.EUnavailable, "The directory changed while it was searched: try again in 1 second.")
 }
 
 // maxSearchTries bounds how often a search reads what it needs from the file and begins again.
