@@ -135,8 +135,8 @@ func (d *Directory) freshSearch(ctx context.Context) error {
 }
 
 // warmSearch brings the search index up to the file, reads the vocabulary of each audience and
-// makes its autocomplete list, as the first searches would. A directory closed meanwhile ends it with an error, which is dropped: the
-// next search reads what it needs.
+// makes its autocomplete list, as the first searches would. A directory closed meanwhile ends it
+// with an error, which is dropped: the next search reads what it needs.
 func (d *Directory) warmSearch() {
 	ctx := context.Background()
 	if d.freshSearch(ctx) != nil {
@@ -262,7 +262,7 @@ func (idx *searchIndex) add(m *memDoc) error {
 	m.facets = idx.facetsOfDoc(m)
 	if m.Hours != nil {
 		// Documents with the same hours share them, so that an open-state filter works out each
-		// week once a search.
+		// week of hours once (openFilter).
 		key, err := json.Marshal(m.Hours)
 		if err != nil {
 			return fmt.Errorf("encode the hours of search document %d: %w", m.id, err)
@@ -517,8 +517,8 @@ func (d *Directory) keptWords(ctx context.Context, bit int64, q *dirsvc.SearchQu
 	return words, r, ps, true, nil
 }
 
-// readWords' companion: keepWords reads from the file what keptWords found missing (the
-// vocabulary, and the postings not kept or behind the documents), under the directory's gate.
+// keepWords reads from the file what keptWords found missing (the vocabulary, and the postings not
+// kept or behind the documents), under the directory's gate.
 func (d *Directory) keepWords(ctx context.Context, bit int64, q *dirsvc.SearchQuery) error {
 	idx := &d.search
 	return d.longRead(ctx, func(ctx context.Context) error {
