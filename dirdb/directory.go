@@ -36,7 +36,8 @@ type Directory struct {
 	records *recordReaders // single record reads, on connections of readers kept for them
 	lists   stmtCache      // statements of list and related-record queries, by text
 	cache   *viewCache
-	search  searchIndex // the search documents, in memory
+	search  searchIndex   // the search documents, in memory
+	warmed  chan struct{} // closed when warmSearch ends, when the store warms directories it opens
 
 	taxMu    sync.Mutex
 	taxViews map[int64]keptTaxonomy // decoded taxonomies, by audience bit (taxonomyView)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -863,5 +864,42 @@ func TestOneWordSummaryIsTheWalk(t *testing.T) {
 	compare()
 	if d.search.lastID != last {
 		t.Errorf("hiding services added documents (%d, then %d)", last, d.search.lastID)
+	}
+}
+
+// TestWarmSearchLoadsBeforeTheFirstSearch opens a directory from a store that warms the directories
+// it opens: before any search, the index holds the documents, and every audience's vocabulary and
+// autocomplete list are made.
+func TestWarmSearchLoadsBeforeTheFirstSearch(t *testing.T) {
+	made := demoDirectory(t)
+	ctx := context.Background()
+	s, err := Open(ctx, made.store.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetWarmSearch(true)
+	d, err := s.Directory(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.warmed == nil {
+		t.Fatal("the directory was opened without warming")
+	}
+	select {
+	case <-d.warmed:
+	case <-time.After(time.Minute):
+		t.Fatal("warming did not end within a minute")
+	}
+	idx := &d.search
+	idx.mu.RLock()
+	defer idx.mu.RUnlock()
+	if idx.gen != d.records.gen.Load()+1 || len(idx.docs) == 0 {
+		t.Fatalf("the index is at %d with %d documents; the file at %d", idx.gen, len(idx.docs), d.records.gen.Load())
+	}
+	for _, a := range dirsvc.ServedAudiences {
+		if bit := audienceBit(a); idx.vocab[bit] == nil || idx.suggestions[bit] == nil {
+			t.Errorf("%s: vocabulary %v, autocomplete list %v", a, idx.vocab[bit] != nil, idx.suggestions[bit] != nil)
+		}
 	}
 }

@@ -221,10 +221,15 @@ func (s *Store) directory(ctx context.Context, slug string) (*Directory, error) 
 		s.mu.Unlock()
 		// The open outlives the request that started it: others may be waiting for it.
 		e.d, e.err = openDirectory(context.WithoutCancel(ctx), s, slug, false)
-		close(e.ready)
 		if e.err == nil && s.warm.Load() {
-			go e.d.warmSearch()
+			d := e.d
+			d.warmed = make(chan struct{})
+			go func() {
+				defer close(d.warmed)
+				d.warmSearch()
+			}()
 		}
+		close(e.ready)
 		if e.err != nil {
 			s.mu.Lock()
 			if s.dirs[slug] == e {
