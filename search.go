@@ -1,11 +1,5 @@
 package dirsvc
 
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-)
-
 // SearchQuery asks for the services a caller may find (GET search/services): words, a place and
 // filters. Each list filter matches any of its values; the filters together must all match.
 type SearchQuery struct {
@@ -167,50 +161,6 @@ type ResultCard struct {
 	PractitionerLinks   []PractitionerLink `json:"practitionerLinks"`
 	DistanceKm          *float64           `json:"distanceKm,omitempty"`
 	OpenStatus          OpenStatus         `json:"openStatus"`
-	// encoded is, once Encode is called, the card's JSON up to its distance and open status: the
-	// rest of the card is the same for every search that finds it.
-	encoded []byte
-}
-
-// plainCard is a ResultCard encoded field by field.
-type plainCard ResultCard
-
-// Encode keeps the JSON of the card's fields before its distance and open status, which
-// MarshalJSON then writes as they are; it must be called again after any of them changes.
-func (c *ResultCard) Encode() error {
-	p := plainCard(*c)
-	p.DistanceKm, p.OpenStatus, p.encoded = nil, OpenStatus{}, nil
-	b, err := json.Marshal(p)
-	if err != nil {
-		return err
-	}
-	at := bytes.LastIndex(b, []byte(`,"openStatus":`))
-	if at < 0 {
-		return fmt.Errorf("encode the card of %s: no open status in %s", c.PublicID, b)
-	}
-	c.encoded = b[:at]
-	return nil
-}
-
-// MarshalJSON writes the card: the fields kept by Encode, then its distance and open status.
-func (c ResultCard) MarshalJSON() ([]byte, error) {
-	if c.encoded == nil {
-		return json.Marshal(plainCard(c))
-	}
-	b := append(make([]byte, 0, len(c.encoded)+96), c.encoded...)
-	if c.DistanceKm != nil {
-		km, err := json.Marshal(*c.DistanceKm)
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(b, `,"distanceKm":`...), km...)
-	}
-	open, err := json.Marshal(c.OpenStatus)
-	if err != nil {
-		return nil, err
-	}
-	b = append(append(b, `,"openStatus":`...), open...)
-	return append(b, '}'), nil
 }
 
 // CardLocation is a result card's site: its address lines and point only when the caller may see

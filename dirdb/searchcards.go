@@ -118,9 +118,6 @@ func (d *Directory) cardOf(ctx context.Context, v dirsvc.Viewer, service string)
 		}
 	}
 	c := dirsvc.ResultCardOf(&sv, site, roles)
-	if err := c.Encode(); err != nil {
-		return nil, err
-	}
 	return &c, nil
 }
 
