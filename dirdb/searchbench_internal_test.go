@@ -6,6 +6,7 @@ import (
 	"flag"
 	"testing"
 
+	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/primary/demo"
 )
 
@@ -46,6 +47,27 @@ func BenchmarkSearchDocumentsWhole(b *testing.B) {
 		}
 		if _, err := d.write(ctx, func(*writeTx) error { return nil }); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSearchWarm measures what the first searches after the documents changed pay: reading
+// every document into the index, then each audience's vocabulary and autocomplete list (the whole
+// of it after a change to the documents), on a generated directory (-search-services).
+func BenchmarkSearchWarm(b *testing.B) {
+	d := generated(b, *searchServices)
+	idx := &d.search
+	for b.Loop() {
+		idx.mu.Lock()
+		idx.docs = nil // read every document again
+		idx.gen = 0
+		idx.mu.Unlock()
+		d.warmSearch()
+		idx.mu.RLock()
+		loaded := len(idx.docs) > 0 && len(idx.suggestions) == len(dirsvc.ServedAudiences)
+		idx.mu.RUnlock()
+		if !loaded {
+			b.Fatal("the index was not warmed")
 		}
 	}
 }

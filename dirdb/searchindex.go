@@ -223,21 +223,47 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 		return fmt.Errorf("read search documents: %w", err)
 	}
 	defer rows.Close()
+	// Decoding the documents is most of reading them: it is done a batch at a time on every CPU,
+	// and the documents are held in the order read.
+	type read struct {
+		m   *memDoc
+		raw []byte
+	}
+	var batch []read
+	hold := func() error {
+		_, err := decodeAll(batch, func(r read) (struct{}, error) {
+			if err := json.Unmarshal(r.raw, &r.m.searchDoc); err != nil {
+				return struct{}{}, fmt.Errorf("decode the search document %d: %w", r.m.id, err)
+			}
+			return struct{}{}, nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range batch {
+			if err := idx.add(r.m); err != nil {
+				return err
+			}
+			idx.lastID = max(idx.lastID, r.m.id)
+		}
+		batch = batch[:0]
+		return nil
+	}
 	for rows.Next() {
-		m := &memDoc{}
-		var raw []byte
-		if err := rows.Scan(&m.id, &m.service, &m.audiences, &raw); err != nil {
+		r := read{m: &memDoc{}}
+		if err := rows.Scan(&r.m.id, &r.m.service, &r.m.audiences, &r.raw); err != nil {
 			return err
 		}
-		if err := json.Unmarshal(raw, &m.searchDoc); err != nil {
-			return fmt.Errorf("decode the search document %d: %w", m.id, err)
+		if batch = append(batch, r); len(batch) == docsPerBatch {
+			if err := hold(); err != nil {
+				return err
+			}
 		}
-		if err := idx.add(m); err != nil {
-			return err
-		}
-		idx.lastID = max(idx.lastID, m.id)
 	}
 	if err := rows.Err(); err != nil {
+		return err
+	}
+	if err := hold(); err != nil {
 		return err
 	}
 	idx.rankNames()
