@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -220,4 +221,51 @@ func BenchmarkStoreDirectory(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestAnotherStoresCommitIsSeenByTheNextSearch searches a service's name on the server's store (so
+// the server keeps the word's posting, its summary and the service's card), then takes the service
+// down and puts it back live through the other store: each next search, alone and by organisation,
+// answers the change.
+func TestAnotherStoresCommitIsSeenByTheNextSearch(t *testing.T) {
+	server, other := openTwice(t)
+	ctx := context.Background()
+	var sv dirsvc.ServiceView
+	if st := readRecord(t, server, "svc_gp", dirsvc.Public); st.View == nil || json.Unmarshal(st.View.Body, &sv) != nil {
+		t.Fatal("svc_gp is not visible before any change")
+	}
+	found := func() (alone, grouped bool) {
+		t.Helper()
+		d, err := server.Directory(ctx, "small")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, byOrg := range []bool{false, true} {
+			res, err := d.SearchServices(ctx, dirsvc.Viewer{Audience: dirsvc.Public}, dirsvc.SearchQuery{Text: sv.Name, Limit: 50, ByOrganisation: byOrg})
+			if err != nil {
+				t.Fatal(err)
+			}
+			has := slices.ContainsFunc(res.Hits, func(h dirsvc.SearchHit) bool { return h.PublicID == "svc_gp" && h.Card != nil })
+			if byOrg {
+				grouped = has
+			} else {
+				alone = has
+			}
+		}
+		return alone, grouped
+	}
+	if alone, grouped := found(); !alone || !grouped {
+		t.Fatalf("before any change, searching %q finds svc_gp %v, by organisation %v", sv.Name, alone, grouped)
+	}
+	for _, c := range []struct {
+		to   dirsvc.State
+		want bool
+	}{{dirsvc.StateTakedown, false}, {dirsvc.StateLive, true}} {
+		transition(t, other, "svc_gp", dirsvc.Transition{To: c.to})
+		for range 2 { // the second search is answered from what the first kept
+			if alone, grouped := found(); alone != c.want || grouped != c.want {
+				t.Fatalf("after another store's %s: searching %q finds svc_gp %v, by organisation %v", c.to, sv.Name, alone, grouped)
+			}
+		}
+	}
 }

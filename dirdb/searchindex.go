@@ -84,7 +84,6 @@ type memDoc struct {
 	service             string
 	audiences           int64
 	nameKey             string   // the name as sorted
-	nameRank            int32    // its place in the order of names (rankNames)
 	nameWords, orgWords uint16   // the lengths of its name and its organisation's, in words
 	facets              []uint32 // its facet values' numbers (searchIndex.values)
 	ord                 int32    // its number (searchIndex.byOrd)
@@ -386,7 +385,6 @@ func (idx *searchIndex) rankNames() {
 		return cmp.Or(strings.Compare(a.nameKey, b.nameKey), strings.Compare(a.service, b.service), cmp.Compare(a.id, b.id))
 	})
 	for i, m := range all {
-		m.nameRank = int32(i)
 		idx.rank[m.ord] = int32(i)
 	}
 }

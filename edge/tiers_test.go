@@ -50,13 +50,7 @@ func TestEveryTierSeesOnlyWhatItMay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	area := ""
-	for _, r := range snap.Records {
-		if l, ok := r.(*dirsvc.Location); ok && l.VisibleTo.Has(dirsvc.Public) && len(l.Areas) > 1 {
-			area = l.Areas[len(l.Areas)-1] // a broad area: several services lie in it
-			break
-		}
-	}
+	area := broadArea(snap)
 	type route struct {
 		path  string // with %s for the public ID
 		query []string
@@ -138,4 +132,15 @@ func identifiersOf(rec dirsvc.Record) []dirsvc.Identifier {
 		return r.Identifiers
 	}
 	return nil
+}
+
+// broadArea returns the broadest area of the first public site with more than one: a narrowing to
+// it holds several services, and leaves others out.
+func broadArea(snap *dirsvc.Snapshot) string {
+	for _, r := range snap.Records {
+		if l, ok := r.(*dirsvc.Location); ok && l.VisibleTo.Has(dirsvc.Public) && len(l.Areas) > 1 {
+			return l.Areas[len(l.Areas)-1]
+		}
+	}
+	return ""
 }
