@@ -504,14 +504,15 @@ func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target r
 const shutdownStorageGrace = 5 * time.Second
 
 // replicateWrite replicates a directory's latest write through the admin API: both of its files
-// (the published directory file and the canonical records in ops) are synced to the replica folder
-// at once, and object storage is given up to wait to hold them. It returns the directory's
-// position, and "object-storage" as pending when the bucket did not confirm in time.
+// (the published directory file and the canonical records in ops), and the platform file that
+// registers the directory (a restore needs it; a primary killed before its first sync of the
+// platform left a replica that held the write but could not be restored), are synced to the
+// replica folder at once, and object storage is given up to wait to hold them. It returns the
+// directory's position, and "object-storage" as pending when the bucket did not confirm in time.
 func replicateWrite(ctx context.Context, rep *replicate.Replicator, data, dir string, wait time.Duration) (primary.Replication, error) {
 	var out primary.Replication
 	positions := map[string]uint64{}
-	for _, f := range []string{dirsvc.DirectoryFile, dirsvc.OpsFile} {
-		name := dirsvc.FileName(f, dir)
+	for _, name := range []string{dirsvc.PlatformFile, dirsvc.FileName(dirsvc.DirectoryFile, dir), dirsvc.FileName(dirsvc.OpsFile, dir)} {
 		if _, err := os.Stat(dirsvc.FilePath(data, name)); err != nil {
 			continue // a directory's ops file appears with its first write
 		}
