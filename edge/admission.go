@@ -13,9 +13,13 @@ import (
 
 // Admission keeps the capacity that record reads need whatever else is asked of a node.
 //
-// Every cheap read route (a record, a document) is admitted against a bound of requests in flight;
-// past it a request waits at most Admission.Wait for a slot and is then shed: 503 with Retry-After,
-// instead of queueing behind work the node cannot finish in time. Expensive requests (lists and
+// Every cheap read route (a record's brief view, a document) is admitted against a bound of requests
+// in flight; past it a request waits at most Admission.Wait for a slot and is then shed: 503 with
+// Retry-After, instead of queueing behind work the node cannot finish in time. A record page (composed
+// from the views of its related records, read from the file) is admitted against a smaller bound of
+// its own with the same wait, so that pages can neither take the slots of brief reads, which are mostly
+// answered from memory, nor fill the CPUs' run queues past what brief reads can cut through. Expensive
+// requests (lists and
 // searches: each may read many records) are admitted against bounds of their own instead, per
 // directory and for the node (one per CPU), and wait at most Admission.ExpensiveWait; each has a time
 // budget, past which its query is interrupted and it is answered 503. A record read is never held
@@ -33,8 +37,11 @@ const (
 
 // Admission configures a Server's admission; zero fields take the defaults.
 type Admission struct {
-	// InFlight bounds the read requests in flight; zero means 64 per CPU.
+	// InFlight bounds the cheap read requests in flight; zero means 64 per CPU.
 	InFlight int
+	// Pages bounds the record pages in flight; zero means 4 per CPU (as many as the directory's
+	// connections for reads other than single records, twice over).
+	Pages int
 	// Expensive bounds the expensive requests in flight on the node, and per directory; zero means
 	// one per CPU.
 	Expensive int
@@ -46,6 +53,9 @@ func (a Admission) withDefaults() Admission {
 	cpus := runtime.GOMAXPROCS(0)
 	if a.InFlight <= 0 {
 		a.InFlight = 64 * cpus
+	}
+	if a.Pages <= 0 {
+		a.Pages = 4 * cpus
 	}
 	if a.Expensive <= 0 {
 		a.Expensive = cpus
@@ -70,13 +80,15 @@ const expensiveShards = 64
 type admission struct {
 	cfg       Admission
 	inFlight  chan struct{}
+	pages     chan struct{}
 	expensive chan struct{}
 	perDir    [expensiveShards]chan struct{}
 }
 
 func newAdmission(cfg Admission) *admission {
 	cfg = cfg.withDefaults()
-	a := &admission{cfg: cfg, inFlight: make(chan struct{}, cfg.InFlight), expensive: make(chan struct{}, cfg.Expensive)}
+	a := &admission{cfg: cfg, inFlight: make(chan struct{}, cfg.InFlight), pages: make(chan struct{}, cfg.Pages),
+		expensive: make(chan struct{}, cfg.Expensive)}
 	for i := range a.perDir {
 		a.perDir[i] = make(chan struct{}, cfg.Expensive)
 	}
@@ -126,14 +138,29 @@ func (s *Server) shed(w http.ResponseWriter, r *http.Request) {
 
 // read admits a read route's requests against the bound of requests in flight.
 func (s *Server) read(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { s.admitted(w, r, s.admit.inFlight, h) }
+}
+
+// record admits a record route's requests: one that asks for the record's page against the bound of
+// pages, any other (its brief view, or a bad parameter) against the bound of requests in flight.
+func (s *Server) record(rt recordRoute, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !acquire(r.Context(), s.admit.inFlight, s.admit.cfg.Wait) {
-			s.shed(w, r)
-			return
+		sem := s.admit.inFlight
+		if brief, err := recordView(r, rt); err == nil && !brief {
+			sem = s.admit.pages
 		}
-		defer func() { <-s.admit.inFlight }()
-		h(w, r)
+		s.admitted(w, r, sem, h)
 	}
+}
+
+// admitted serves a request once it has a slot of sem, or sheds it after the admission wait.
+func (s *Server) admitted(w http.ResponseWriter, r *http.Request, sem chan struct{}, h http.HandlerFunc) {
+	if !acquire(r.Context(), sem, s.admit.cfg.Wait) {
+		s.shed(w, r)
+		return
+	}
+	defer func() { <-sem }()
+	h(w, r)
 }
 
 // errOverBudget is the cause of an expensive request's context ending at its time budget.

@@ -42,7 +42,7 @@ func TestOverloadIsShedNotQueued(t *testing.T) {
 	s := newTestServerWith(t, func(c *edge.Config) { c.Admission = edge.Admission{Wait: 20 * time.Millisecond} }, smallFixture(t))
 	release := s.edge.Occupy("in-flight")
 	start := time.Now()
-	r := s.get(t, "/v1/d/small/services/svc_gp")
+	r := s.get(t, "/v1/d/small/services/svc_gp?view=brief")
 	waited := time.Since(start)
 	shed(t, "a read past the bound of requests in flight", r)
 	if waited > 2*time.Second {
@@ -52,8 +52,40 @@ func TestOverloadIsShedNotQueued(t *testing.T) {
 		t.Errorf("a list with the bound of reads in flight full: %d", r.status)
 	}
 	release()
-	if r := s.get(t, "/v1/d/small/services/svc_gp"); r.status != 200 {
+	if r := s.get(t, "/v1/d/small/services/svc_gp?view=brief"); r.status != 200 {
 		t.Errorf("a read once a slot is free: %d", r.status)
+	}
+}
+
+// TestPagesCannotTakeWhatBriefReadsNeed fills each of the two bounds of record reads in turn: with
+// the bound of pages full, a page is shed and brief views (and documents) are served; with the bound
+// of brief reads full, pages are still served.
+func TestPagesCannotTakeWhatBriefReadsNeed(t *testing.T) {
+	s := newTestServerWith(t, func(c *edge.Config) { c.Admission = edge.Admission{Wait: 20 * time.Millisecond} }, smallFixture(t))
+	pages := []string{"/v1/d/small/services/svc_gp", "/v1/d/small/services/svc_gp?view=page", "/v1/d/small/locations/loc_ultimo"}
+	cheap := []string{"/v1/d/small/services/svc_gp?view=brief", "/v1/d/small/locations/loc_ultimo?view=brief", "/v1/d/small/developers"}
+	release := s.edge.Occupy("pages")
+	for _, path := range pages {
+		shed(t, path+" with the bound of pages full", s.get(t, path))
+	}
+	for _, path := range cheap {
+		if r := s.get(t, path); r.status != 200 {
+			t.Errorf("%s with the bound of pages full: %d %s", path, r.status, r.body)
+		}
+	}
+	if r := s.get(t, "/v1/d/small/services/svc_gp?view=nonsense"); r.status != 400 {
+		t.Errorf("a bad view with the bound of pages full: %d, want 400 (it takes no page slot)", r.status)
+	}
+	release()
+	release = s.edge.Occupy("in-flight")
+	defer release()
+	for _, path := range cheap {
+		shed(t, path+" with the bound of brief reads full", s.get(t, path))
+	}
+	for _, path := range pages {
+		if r := s.get(t, path); r.status != 200 {
+			t.Errorf("%s with the bound of brief reads full: %d %s", path, r.status, r.body)
+		}
 	}
 }
 

@@ -1,11 +1,13 @@
 package edge
 
 // Occupy takes every slot of one of the server's admission bounds, as requests in flight would:
-// "in-flight", "expensive" (the node's), or the directory bound of a slug. release gives them back.
+// "in-flight", "pages", "expensive" (the node's), or the directory bound of a slug. release gives them back.
 func (s *Server) Occupy(bound string) (release func()) {
 	sem := s.admit.inFlight
 	switch bound {
 	case "in-flight":
+	case "pages":
+		sem = s.admit.pages
 	case "expensive":
 		sem = s.admit.expensive
 	default:

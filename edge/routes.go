@@ -12,12 +12,12 @@ import (
 func (s *Server) routes() {
 	// Lists and searches are expensive (see admission); every other read is admitted as a read.
 	s.handleExpensive("GET /v1/d/{dir}/services", s.handleListServices)
-	s.mux.HandleFunc("GET /v1/d/{dir}/services/{publicId}", s.read(s.handleGetService))
-	s.mux.HandleFunc("GET /v1/d/{dir}/locations/{publicId}", s.read(s.handleGetLocation))
-	s.mux.HandleFunc("GET /v1/d/{dir}/organisations/{publicId}", s.read(s.handleGetOrganisation))
+	s.mux.HandleFunc("GET /v1/d/{dir}/services/{publicId}", s.record(serviceRoute, s.handleGetService))
+	s.mux.HandleFunc("GET /v1/d/{dir}/locations/{publicId}", s.record(locationRoute, s.handleGetLocation))
+	s.mux.HandleFunc("GET /v1/d/{dir}/organisations/{publicId}", s.record(organisationRoute, s.handleGetOrganisation))
 	s.mux.HandleFunc("GET /v1/d/{dir}/organisations/{publicId}/leadership", s.read(s.handleGetLeadership))
 	s.handleExpensive("GET /v1/d/{dir}/practitioners", s.handleListPractitioners)
-	s.mux.HandleFunc("GET /v1/d/{dir}/practitioners/{publicId}", s.read(s.handleGetPractitioner))
+	s.mux.HandleFunc("GET /v1/d/{dir}/practitioners/{publicId}", s.record(practitionerRoute, s.handleGetPractitioner))
 	s.mux.HandleFunc("GET /v1/d/{dir}/roles/{publicId}", s.read(s.handleGetRole))
 	s.handleExpensive("GET /v1/d/{dir}/identifiers/search", s.handleSearchIdentifiers)
 	s.handleExpensive("GET /v1/d/{dir}/search/services", s.handleSearchServices)
