@@ -40,17 +40,18 @@ var narrower = map[string][]string{
 // counts as its own home): the rest of the project sees the module through that package's types, so
 // replacing or upgrading it touches one place. A module not listed may not be imported.
 var moduleHomes = map[string]string{
-	"modernc.org/sqlite":                "dirdb",
-	"github.com/benbjohnson/litestream": "replicate",
-	"github.com/superfly/ltx":           "replicate",
-	"github.com/aws/":                   "replicate",
-	"github.com/johannesboyne/gofakes3": "replicate/s3test",
-	"github.com/prometheus/":            "cmd/dirsvc",
-	"github.com/nyaruka/phonenumbers":   "primary",
-	"github.com/andybalholm/brotli":     "edge",
-	"github.com/klauspost/compress":     "edge",
-	"github.com/rickar/cal":             "edge",
-	"github.com/pb33f/":                 "edge/edgetest",
+	"modernc.org/sqlite":                    "dirdb",
+	"github.com/benbjohnson/litestream":     "replicate",
+	"github.com/superfly/ltx":               "replicate",
+	"github.com/aws/":                       "replicate",
+	"github.com/johannesboyne/gofakes3":     "replicate/s3test",
+	"github.com/prometheus/":                "cmd/dirsvc",
+	"github.com/nyaruka/phonenumbers":       "primary",
+	"github.com/hashicorp/go-retryablehttp": "primary/webhook",
+	"github.com/andybalholm/brotli":         "edge",
+	"github.com/klauspost/compress":         "edge",
+	"github.com/rickar/cal":                 "edge",
+	"github.com/pb33f/":                     "edge/edgetest",
 }
 
 // moduleHome checks that a third-party import is in its module's home package.

@@ -9,18 +9,25 @@ import (
 // platform file at its root, and each directory's files in a folder of its own under DirsFolder
 // (the files' schemas are the schema package's, by the same names).
 // A file is named by its path in the folder without the .db suffix, with slashes: "platform",
-// "dirs/<slug>/directory", "dirs/<slug>/ops"; replication names its copies the same way.
+// "dirs/<slug>/directory", "dirs/<slug>/ops", "dirs/<slug>/webhooks"; replication names its copies
+// the same way.
 
 // DirsFolder is the folder, in the data folder, of the directories' folders.
 const DirsFolder = "dirs"
 
-// The store files: the platform's, and each directory's published file and (on the primary only)
-// operations file.
+// The store files: the platform's, and each directory's published file and, on the primary only,
+// its operations file (canonical records) and its webhooks file (endpoints and deliveries: written
+// by background work beside imports, never behind them, so in a file of its own).
 const (
 	PlatformFile  = "platform"
 	DirectoryFile = "directory"
 	OpsFile       = "ops"
+	WebhooksFile  = "webhooks"
 )
+
+// DirectoryFiles are a directory's files, in the order a restore takes them. The published file
+// always exists; the others appear with their first write.
+var DirectoryFiles = []string{DirectoryFile, OpsFile, WebhooksFile}
 
 // FileName returns the name of the store file f: the directory slug's for a directory's files
 // (slug is not used for the platform file).
@@ -42,7 +49,7 @@ func ParseFileName(name string) (f, slug string, ok bool) {
 		return "", "", false
 	}
 	switch f := parts[2]; f {
-	case DirectoryFile, OpsFile:
+	case DirectoryFile, OpsFile, WebhooksFile:
 		return f, parts[1], true
 	}
 	return "", "", false

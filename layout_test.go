@@ -20,6 +20,7 @@ func TestLayoutNamesEveryFileOnce(t *testing.T) {
 		{dirsvc.PlatformFile, "", "platform", "platform.db"},
 		{dirsvc.DirectoryFile, "demo", "dirs/demo/directory", "dirs/demo/directory.db"},
 		{dirsvc.OpsFile, "demo", "dirs/demo/ops", "dirs/demo/ops.db"},
+		{dirsvc.WebhooksFile, "demo", "dirs/demo/webhooks", "dirs/demo/webhooks.db"},
 	} {
 		name := dirsvc.FileName(c.f, c.slug)
 		if name != c.name {

@@ -46,6 +46,9 @@ type Directory struct {
 	writer *sql.DB    // directory.db
 	ops    *sql.DB    // ops.db, opened on first write
 
+	hmu   sync.Mutex // guards the opening of hooks (never held with wmu: see webhooks.go)
+	hooks *sql.DB    // webhooks.db, on the primary, opened on first use
+
 	infoMu sync.Mutex
 	info   cachedInfo
 }
@@ -159,6 +162,9 @@ func (d *Directory) close() error {
 	}
 	if d.ops != nil {
 		errs = append(errs, d.ops.Close())
+	}
+	if d.hooks != nil {
+		errs = append(errs, d.hooks.Close())
 	}
 	return errors.Join(errs...)
 }

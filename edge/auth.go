@@ -26,6 +26,10 @@ type Keys interface {
 type tokenKey struct{}
 
 // tokenFrom returns the verified access token of the request, or nil for an anonymous caller.
+// AccessTokenOf returns the verified access token of a request the server guards (a route under
+// /v1/d/), or nil for an anonymous caller: the primary's own routes read their caller with it.
+func AccessTokenOf(r *http.Request) *dirsvc.AccessToken { return tokenFrom(r.Context()) }
+
 func tokenFrom(ctx context.Context) *dirsvc.AccessToken {
 	t, _ := ctx.Value(tokenKey{}).(*dirsvc.AccessToken)
 	return t

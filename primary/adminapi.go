@@ -47,24 +47,21 @@ type Replication struct {
 // PendingHeader names, on a 202 answer of the admin API, the replicas that do not hold the write yet.
 const PendingHeader = "Replication-Pending"
 
-// AdminPrefix is where the admin API is served (its patterns are spelled out in Mount, where the
-// test of the OpenAPI document reads them).
+// AdminPrefix is where the admin API is served (its patterns are spelled out in Server.routes, where
+// the test of the OpenAPI document reads them).
 const AdminPrefix = "/admin/v1/"
 
 // maxAdminBody bounds an admin request body: one record.
 const maxAdminBody = 1 << 20
 
-// Mount registers the admin API on the server. A weak admin token (see dirsvc.CheckSecret) is
-// refused.
-func (a *AdminAPI) Mount(s *edge.Server) error {
+// check refuses a weak admin token (see dirsvc.CheckSecret).
+func (a *AdminAPI) check() error {
 	if err := dirsvc.CheckSecret(a.Token); err != nil {
 		return fmt.Errorf("the admin token is weak: %w; %s", err, dirsvc.GenerateSecretHint)
 	}
 	if a.Log == nil {
 		a.Log = slog.Default()
 	}
-	s.Handle("PUT /admin/v1/d/{dir}/records/{publicId}", a.guard(s, a.putRecord))
-	s.Handle("POST /admin/v1/d/{dir}/records/{publicId}/transition", a.guard(s, a.transition))
 	return nil
 }
 

@@ -260,15 +260,3 @@ func (a *Access) token(w http.ResponseWriter, r *http.Request) (*TokenResponse, 
 
 // writeOAuth writes a token endpoint answer as every part of the service does (edge.WriteOAuth).
 func writeOAuth(w http.ResponseWriter, status int, v any) { edge.WriteOAuth(w, status, v) }
-
-// Mount registers the primary's routes on the server that serves the reads, behind its guard.
-func (a *Access) Mount(h interface{ Handle(string, http.Handler) }, log *slog.Logger) {
-	if log == nil {
-		log = slog.Default()
-	}
-	h.Handle("POST "+edge.TokenPath, a.HandleToken(log))
-	h.Handle(edge.TokenPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", http.MethodPost)
-		writeOAuth(w, http.StatusMethodNotAllowed, OAuthError{"invalid_request", "use POST"})
-	}))
-}

@@ -73,7 +73,9 @@ func newAuthServiceWith(tb testing.TB, now func() time.Time, configure func(*edg
 		access.Issuer = cfg.BaseURL
 	}
 	srv := edge.New(cfg)
-	access.Mount(srv, nil)
+	if err := (&primary.Server{Edge: srv, Access: access}).Mount(); err != nil {
+		tb.Fatal(err)
+	}
 	ts := httptest.NewServer(srv)
 	tb.Cleanup(ts.Close)
 	return &authService{Server: ts, store: store, access: access}

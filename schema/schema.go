@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-//go:embed platform/*.sql directory/*.sql ops/*.sql
+//go:embed platform/*.sql directory/*.sql ops/*.sql webhooks/*.sql
 var files embed.FS
 
 // A File names one kind of store file; each has its own migration sequence.
@@ -24,6 +24,7 @@ const (
 	Platform  File = "platform"  // data/platform.db: directories, platform switches, later clients and keys
 	Directory File = "directory" // data/dirs/<slug>/directory.db: published projections and change log
 	Ops       File = "ops"       // data/dirs/<slug>/ops.db: primary only; canonical records and operations
+	Webhooks  File = "webhooks"  // data/dirs/<slug>/webhooks.db: primary only; webhook endpoints and deliveries
 )
 
 // Migration is one numbered SQL script.

@@ -23,7 +23,7 @@ func openDB(t *testing.T) *sql.DB {
 }
 
 func TestMigrateEmptyThenAlreadyMigratedStore(t *testing.T) {
-	for _, f := range []schema.File{schema.Platform, schema.Directory, schema.Ops} {
+	for _, f := range []schema.File{schema.Platform, schema.Directory, schema.Ops, schema.Webhooks} {
 		t.Run(string(f), func(t *testing.T) {
 			ctx := context.Background()
 			ms, err := schema.Migrations(f)

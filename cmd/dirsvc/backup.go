@@ -72,7 +72,7 @@ func filesOf(ctx context.Context, store *dirdb.Store, data string) ([]string, er
 	}
 	names := []string{dirsvc.PlatformFile}
 	for _, slug := range slugs {
-		for _, f := range []string{dirsvc.DirectoryFile, dirsvc.OpsFile} {
+		for _, f := range dirsvc.DirectoryFiles {
 			name := dirsvc.FileName(f, slug)
 			if _, err := os.Stat(dirsvc.FilePath(data, name)); err == nil {
 				names = append(names, name)
@@ -207,6 +207,11 @@ func (m *Main) restore(ctx context.Context, args []string) error {
 			err = one(dirsvc.FileName(dirsvc.OpsFile, *slug))
 		}
 		if err == nil {
+			if err = one(dirsvc.FileName(dirsvc.WebhooksFile, *slug)); errors.Is(err, replicate.ErrNotReplicated) {
+				err = nil // the directory had no webhook then
+			}
+		}
+		if err == nil {
 			err = registerDirectory(ctx, m.Data, *slug)
 		}
 	default:
@@ -327,8 +332,11 @@ func restoreInto(ctx context.Context, dir string, target replicate.Target, at re
 		return points, nil, err
 	}
 	for _, slug := range slugs {
-		for _, f := range []string{dirsvc.DirectoryFile, dirsvc.OpsFile} {
+		for _, f := range dirsvc.DirectoryFiles {
 			p, err := replicate.Restore(ctx, dir, target, dirsvc.FileName(f, slug), at)
+			if f == dirsvc.WebhooksFile && errors.Is(err, replicate.ErrNotReplicated) {
+				continue // the directory had no webhook then
+			}
 			if err != nil {
 				// Every directory listed is restored whole: its published file and its canonical
 				// records (without them, the next write would revert what was published).

@@ -547,7 +547,7 @@ func TestRecordShowIsWhatUpdateReads(t *testing.T) {
 	defer store.Close()
 	srv := edge.New(edge.Config{Catalog: store, Keys: store, AnonymousLimits: edge.Limits{PerMinute: 1 << 20, PerDay: 1 << 20}})
 	const token = "an-admin-token-for-cli-tests"
-	if err := (&primary.AdminAPI{Store: store, Token: token}).Mount(srv); err != nil {
+	if err := (&primary.Server{Edge: srv, Access: mustAccess(t, store), Admin: &primary.AdminAPI{Store: store, Token: token}}).Mount(); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv)
@@ -586,4 +586,14 @@ func TestExitStatuses(t *testing.T) {
 			t.Errorf("dirsvc %v: exit status %d (%v), want %d", c.args, exitCode(err), err, c.want)
 		}
 	}
+}
+
+// mustAccess returns the token service of a store, under a fixed server key.
+func mustAccess(t *testing.T, store *dirdb.Store) *primary.Access {
+	t.Helper()
+	a, err := primary.NewAccess(context.Background(), store, bytes.Repeat([]byte{7}, primary.ServerKeySize), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

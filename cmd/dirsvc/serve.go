@@ -159,17 +159,17 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		cfg.EdgeToken = *repToken
 	}
 	handler := edge.New(cfg)
-	access.Mount(handler, m.Log)
+	ps := &primary.Server{Edge: handler, Access: access, Log: m.Log}
 	if *adminToken != "" {
-		admin := &primary.AdminAPI{Store: store, Token: *adminToken, Log: m.Log}
+		ps.Admin = &primary.AdminAPI{Store: store, Token: *adminToken, Log: m.Log}
 		if rep != nil {
-			admin.Replicate = func(ctx context.Context, dir string) (primary.Replication, error) {
+			ps.Admin.Replicate = func(ctx context.Context, dir string) (primary.Replication, error) {
 				return replicateWrite(ctx, rep, m.Data, dir, *replicaWait)
 			}
 		}
-		if err := admin.Mount(handler); err != nil {
-			return err
-		}
+	}
+	if err := ps.Mount(); err != nil {
+		return err
 	}
 	if rep != nil && *repToken != "" {
 		stream, err := replicate.Stream(rep, *repToken, func(ctx context.Context) (*dirsvc.Platform, error) {

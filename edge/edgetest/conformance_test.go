@@ -27,6 +27,7 @@ import (
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/edge/edgetest"
 	"github.com/dirsvc/dirsvc/primary"
+	"github.com/dirsvc/dirsvc/primary/webhook"
 )
 
 // transitionBody is the JSON of the admin API's transition body (read into an unnamed struct of
@@ -83,6 +84,10 @@ var goTypes = map[string]any{
 	"Suggestions": edge.Suggestions{}, "Suggestion": dirsvc.Suggestion{},
 	"OrganisationResults": edge.OrganisationResults{}, "OrganisationItem": edge.OrganisationItem{}, "Offering": edge.Offering{},
 	"OrganisationFacets": dirsvc.OrganisationFacets{},
+	"WebhookEndpoint":    webhook.EndpointView{}, "WebhookEndpointList": webhook.EndpointList{}, "WebhookSettings": webhook.Settings{},
+	"WebhookDelivery": dirsvc.Delivery{}, "WebhookDeliveryList": webhook.DeliveryList{}, "WebhookDeliveryDetail": webhook.DeliveryDetail{},
+	"WebhookAttempt": dirsvc.Attempt{}, "WebhookSent": webhook.Sent{}, "WebhookPayloadPreview": webhook.Preview{},
+	"WebhookPreviewItem": webhook.PreviewItem{},
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:
@@ -319,6 +324,17 @@ func jsonType(t reflect.Type) string {
 	return "?" + t.String()
 }
 
+// componentOf returns the component schema of a Go type: the one goTypes maps to it, else the one
+// of its name.
+func componentOf(t reflect.Type) string {
+	for name, v := range goTypes {
+		if reflect.TypeOf(v) == t {
+			return name
+		}
+	}
+	return t.Name()
+}
+
 // checkValue checks that a property schema describes values of Go type t.
 func checkValue(t *testing.T, where string, components map[string]any, t0 reflect.Type, prop map[string]any) {
 	t.Helper()
@@ -333,8 +349,8 @@ func checkValue(t *testing.T, where string, components map[string]any, t0 reflec
 	if typ == timeType && sh.format != "date-time" {
 		t.Errorf("%s: a time.Time is a date-time string; schema format is %q", where, sh.format)
 	}
-	if typ.Kind() == reflect.Struct && typ != timeType && sh.ref != typ.Name() {
-		t.Errorf("%s: Go type %s, schema refers to %q; want #/components/schemas/%s", where, typ, sh.ref, typ.Name())
+	if want := componentOf(typ); typ.Kind() == reflect.Struct && typ != timeType && sh.ref != want {
+		t.Errorf("%s: Go type %s, schema refers to %q; want #/components/schemas/%s", where, typ, sh.ref, want)
 	}
 	if typ.Kind() == reflect.Slice && sh.items != nil {
 		checkValue(t, where+"[]", components, typ.Elem(), sh.items)
@@ -1052,7 +1068,9 @@ func newClientServer(t *testing.T, c *edgetest.Checker, anonymous edge.Limits) *
 		t.Fatal(err)
 	}
 	srv := edge.New(edge.Config{Catalog: demoDirectories(t), Logger: discard(), Now: now, AnonymousLimits: anonymous, Keys: store})
-	s.access.Mount(srv, discard())
+	if err := (&primary.Server{Edge: srv, Access: s.access, Log: discard()}).Mount(); err != nil {
+		t.Fatal(err)
+	}
 	s.Server = httptest.NewServer(srv)
 	t.Cleanup(s.Close)
 	s.client = &http.Client{Transport: c.Transport(t, nil),

@@ -59,7 +59,9 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
 		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy", "searchServices", "searchOrganisations", "autocomplete", "getNearestLocality",
 		"listCategories", "getCategory", "listCollections", "getCollection", "getOpenAPI",
-		"requestToken", "getJWKS", "putRecord", "transitionRecord"}
+		"requestToken", "getJWKS", "putRecord", "transitionRecord",
+		"listWebhooks", "createWebhook", "getWebhook", "updateWebhook", "deleteWebhook", "rotateWebhookSecret",
+		"testWebhook", "listWebhookDeliveries", "getWebhookDelivery", "replayWebhookDelivery"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
