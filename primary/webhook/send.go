@@ -173,7 +173,7 @@ func (s *sender) send(ctx context.Context, m message, quickWaits []time.Duration
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "dirsvc-webhooks/1")
-	if resp, err := c.Do(req); err == nil {
+	if resp, err := c.Do(req); err == nil && resp != nil {
 		resp.Body.Close()
 	}
 	return out
