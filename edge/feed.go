@@ -189,7 +189,9 @@ func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request) {
 	}
 	body := appendFeedPage(make([]byte, 0, 256*len(page.Items)+256), page)
 	h := w.Header()
-	h.Set("Cache-Control", "no-store") // a page grows as events are logged
+	if tokenFrom(r.Context()) == nil {
+		h.Set("Cache-Control", "no-store") // a page grows as events are logged; clients' answers are private already
+	}
 	if fq.Expand && bytes.Contains(body, []byte(`"address"`)) {
 		setAttribution(h, info.Attribution)
 	}

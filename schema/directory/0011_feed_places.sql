@@ -34,3 +34,5 @@ CREATE UNIQUE INDEX changes_dedupe ON changes (public_id, version, local_revisio
 
 -- Zero until the write path has filled feed_places for every record.
 ALTER TABLE projection ADD COLUMN feed_filled INTEGER NOT NULL DEFAULT 0;
+-- A file whose log is empty has nothing to fill.
+UPDATE projection SET feed_filled = 1 WHERE NOT EXISTS (SELECT 1 FROM changes);
