@@ -22,6 +22,26 @@ const maxFeedScan = 5000
 const changeColumns = `seq, kind, public_id, version, local_revision, event_type, COALESCE(survivor_id, ''),
     COALESCE(origin, ''), audiences, at, placed_before, placed_after, placement`
 
+// The feed's statements: each reads by the log's primary key or another table's, so a page costs
+// at most maxFeedScan rows of the log and one lookup per placement (feedStatements, for the plan
+// test).
+const (
+	floorSQL       = "SELECT seq FROM change_floor WHERE id = 1"
+	changeRowsSQL  = "SELECT " + changeColumns + " FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
+	moreChangesSQL = "SELECT 1 FROM changes WHERE seq > ? LIMIT 1"
+	placeSQL       = "SELECT placed FROM places WHERE id = ?"
+	pruneSQL       = "SELECT seq, at FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
+)
+
+// feedStatements are the statements the feed and its pruning run, with arguments, by name.
+func feedStatements() map[string]sqlCond {
+	return map[string]sqlCond{
+		"floor": {floorSQL, nil}, "change rows": {changeRowsSQL, []any{10, 500}}, "more changes": {moreChangesSQL, []any{10}},
+		"placement": {placeSQL, []any{1}}, "prune": {pruneSQL, []any{0, 1000}},
+		"feed placement of a record": {feedPlaceSQL, []any{"svc_gp"}}, "origin of a record": {originSQL, []any{"svc_gp"}},
+	}
+}
+
 // changeRow is a change-log row.
 type changeRow struct {
 	dirsvc.Change
@@ -42,7 +62,7 @@ func (d *Directory) Changes(ctx context.Context, fr dirsvc.FeedReader, q dirsvc.
 	err := d.longRead(ctx, func(ctx context.Context) error {
 		page = dirsvc.ChangePage{}
 		var floor int64
-		if err := d.readers.QueryRowContext(ctx, "SELECT seq FROM change_floor WHERE id = 1").Scan(&floor); err != nil {
+		if err := d.readers.QueryRowContext(ctx, floorSQL).Scan(&floor); err != nil {
 			return err
 		}
 		after := q.After
@@ -82,7 +102,7 @@ func (d *Directory) Changes(ctx context.Context, fr dirsvc.FeedReader, q dirsvc.
 		}
 		// The scan's bound: more rows may follow.
 		var one int
-		err := d.readers.QueryRowContext(ctx, "SELECT 1 FROM changes WHERE seq > ? LIMIT 1", page.Next).Scan(&one)
+		err := d.readers.QueryRowContext(ctx, moreChangesSQL, page.Next).Scan(&one)
 		if err != nil && !isNoRows(err) {
 			return err
 		}
@@ -100,7 +120,7 @@ func (d *Directory) Changes(ctx context.Context, fr dirsvc.FeedReader, q dirsvc.
 
 // changeRows reads up to n change-log rows after the sequence after.
 func (d *Directory) changeRows(ctx context.Context, after int64, n int) ([]changeRow, error) {
-	rows, err := d.readers.QueryContext(ctx, "SELECT "+changeColumns+" FROM changes WHERE seq > ? ORDER BY seq LIMIT ?", after, n)
+	rows, err := d.readers.QueryContext(ctx, changeRowsSQL, after, n)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +222,7 @@ func (f *feedFilter) inside(ctx context.Context, r changeRow, p sql.NullInt64) (
 	facts, ok := f.places[p.Int64]
 	if !ok {
 		var placed string
-		if err := f.d.readers.QueryRowContext(ctx, "SELECT placed FROM places WHERE id = ?", p.Int64).Scan(&placed); err != nil {
+		if err := f.d.readers.QueryRowContext(ctx, placeSQL, p.Int64).Scan(&placed); err != nil {
 			return false, fmt.Errorf("read placement %d: %w", p.Int64, err)
 		}
 		facts = parsePlacement(placed)
@@ -266,9 +286,12 @@ func (d *Directory) PruneChanges(ctx context.Context, before time.Time, maxEvent
 	var n int
 	_, err := d.write(ctx, func(w *writeTx) error {
 		n = 0
-		var last int64
-		stopped := false
-		err := w.eachRow(w.pub, "SELECT seq, at FROM changes ORDER BY seq LIMIT ?", []any{maxEvents}, func(sc scanner) error {
+		var floor int64
+		if err := w.pub.QueryRowContext(w.ctx, floorSQL).Scan(&floor); err != nil {
+			return fmt.Errorf("read the change floor: %w", err)
+		}
+		last, stopped := floor, false
+		err := w.eachRow(w.pub, pruneSQL, []any{floor, maxEvents}, func(sc scanner) error {
 			var seq int64
 			var at string
 			if err := sc.Scan(&seq, &at); err != nil {
@@ -289,7 +312,7 @@ func (d *Directory) PruneChanges(ctx context.Context, before time.Time, maxEvent
 		if n == 0 {
 			return nil
 		}
-		if err := w.exec(w.pub, "DELETE FROM changes WHERE seq <= ?", last); err != nil {
+		if err := w.exec(w.pub, "DELETE FROM changes WHERE seq > ? AND seq <= ?", floor, last); err != nil {
 			return fmt.Errorf("prune changes: %w", err)
 		}
 		return w.exec(w.pub, "UPDATE change_floor SET seq = max(seq, ?) WHERE id = 1", last)

@@ -18,6 +18,13 @@ import (
 // event of its own (an organisation whose service moved, a service whose site's areas changed): the
 // write logs a placement row for each audience whose facts changed and that had no event.
 
+// Statements of the write side (feedStatements).
+const (
+	feedPlaceSQL = "SELECT place_id FROM feed_places WHERE public_id = ?"
+	originSQL    = `SELECT COALESCE(origin, '') FROM changes INDEXED BY changes_dedupe
+WHERE public_id = ? AND placement = 0 ORDER BY public_id DESC, version DESC LIMIT 1`
+)
+
 // loggedEvent is a change-log row the write inserted: its sequence and audiences.
 type loggedEvent struct {
 	seq       int64
@@ -300,7 +307,7 @@ func (w *writeTx) logFeed() error {
 		}
 		for _, id := range ids {
 			var p int64
-			err := w.pub.QueryRowContext(w.ctx, "SELECT place_id FROM feed_places WHERE public_id = ?", id).Scan(&p)
+			err := w.pub.QueryRowContext(w.ctx, feedPlaceSQL, id).Scan(&p)
 			if err != nil && !isNoRows(err) {
 				return fmt.Errorf("read the feed's placement of %s: %w", id, err)
 			}
@@ -372,8 +379,7 @@ func (w *writeTx) logPlacement(id string, prev, after int64, had dirsvc.Audience
 			if r, err = loadRow(w.ctx, w.pub, id); err != nil {
 				return fmt.Errorf("read %s: %w", id, err)
 			}
-			err = w.pub.QueryRowContext(w.ctx, `SELECT COALESCE(origin, '') FROM changes INDEXED BY changes_dedupe
-WHERE public_id = ? AND placement = 0 ORDER BY version DESC LIMIT 1`, id).Scan(&origin)
+			err = w.pub.QueryRowContext(w.ctx, originSQL, id).Scan(&origin)
 			if err != nil && !isNoRows(err) {
 				return fmt.Errorf("read the origin of %s: %w", id, err)
 			}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/primary"
@@ -359,4 +360,104 @@ func serviceType(snap *dirsvc.Snapshot, id string) string {
 		}
 	}
 	return ""
+}
+
+// TestFeedAnswers checks the feed's access rules and its answers to bad input: a 400 naming the
+// parameter (never a 500), 403 without feed:read or, for an anonymous caller, where the directory
+// keeps its feed to clients, and 410 for a cursor older than the oldest event kept.
+func TestFeedAnswers(t *testing.T) {
+	s, file := feedServer(t)
+	closed := newTestServer(t, file) // the demo as generated: its feed is for clients only
+	partner := token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "feed:read"})
+	professional := token(t, grant{dir: "demo", tier: dirsvc.Professional, scopes: "feed:read"})
+	narrowed := token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "feed:read", narrowing: dirsvc.Narrowing{Kinds: []dirsvc.Kind{dirsvc.KindService}}})
+	other := token(t, grant{dir: "demo-nz", tier: dirsvc.Partner, scopes: "feed:read"})
+	noFeed := token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "graph:read practitioners:read"})
+
+	page := func(tok, query string) (response, feedPage) {
+		t.Helper()
+		r := s.getAs(t, tok, "/v1/d/demo/changes"+query)
+		var p feedPage
+		if r.status == http.StatusOK {
+			if err := json.Unmarshal(r.body, &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return r, p
+	}
+	_, first := page(partner, "?limit=3")
+	if len(first.Items) != 3 || !first.HasMore {
+		t.Fatalf("first page: %+v", first)
+	}
+	_, nfirst := page(narrowed, "?limit=3")
+	long := strings.Repeat("A", 201)
+	tampered := []byte(first.NextCursor)
+	tampered[10] ^= 1
+	for _, c := range []struct {
+		tok, query string
+		status     int
+		param      string
+	}{
+		{partner, "?limit=0", 400, "limit"},
+		{partner, "?limit=501", 400, "limit"},
+		{partner, "?limit=500", 200, ""},
+		{partner, "?limit=x", 400, "limit"},
+		{partner, "?types=service,bogus", 400, "types"},
+		{partner, "?types=service,role", 200, ""},
+		{partner, "?expand=everything", 400, "expand"},
+		{partner, "?expand=entity&expand=entity", 400, "expand"},
+		{partner, "?since=" + long, 400, "since"},
+		{partner, "?since=" + url.QueryEscape(string(tampered)), 400, "since"},
+		{partner, "?since=not-a-cursor", 400, "since"},
+		{professional, "?since=" + first.NextCursor, 400, "since"}, // another tier's
+		{partner, "?since=" + nfirst.NextCursor, 400, "since"},     // another narrowing's
+		{partner, "?since=" + first.NextCursor, 200, ""},
+		{partner, "?cursor=" + first.NextCursor, 400, "cursor"},
+		{other, "", 403, ""},
+		{noFeed, "", 403, ""},
+		{"", "?limit=2", 200, ""},
+	} {
+		r, _ := page(c.tok, c.query)
+		if r.status != c.status {
+			t.Errorf("GET changes%s: %d, want %d\n%s", c.query, r.status, c.status, r.body)
+			continue
+		}
+		if c.param != "" {
+			if got := r.json(t)["param"]; got != c.param {
+				t.Errorf("GET changes%s names %v, want %s", c.query, got, c.param)
+			}
+		}
+	}
+	if r := closed.get(t, "/v1/d/demo/changes"); r.status != http.StatusForbidden {
+		t.Errorf("an anonymous read of a feed kept to clients: %d", r.status)
+	}
+	if r := closed.get(t, "/v1/d/demo/developers"); r.json(t)["changeFeedAccess"] != "client" {
+		t.Errorf("developer information of a feed kept to clients: %s", r.body)
+	}
+	if r := s.get(t, "/v1/d/demo/developers"); r.json(t)["changeFeedAccess"] != "public" {
+		t.Errorf("developer information of an open feed: %s", r.body)
+	}
+
+	// A page's items resume exactly: the items after the second item's cursor are the page's rest.
+	_, three := page(partner, "?limit=3&since="+first.Items[1].Cursor)
+	if len(three.Items) != 3 || three.Items[0].Cursor != first.Items[2].Cursor {
+		t.Errorf("after the second item: %+v, want %+v first", three.Items, first.Items[2])
+	}
+
+	d, err := s.store.Directory(context.Background(), "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.PruneChanges(context.Background(), time.Now().Add(time.Hour), 3); err != nil || n != 3 {
+		t.Fatalf("pruned %d, %v", n, err)
+	}
+	if r, _ := page(partner, "?since="+first.Items[1].Cursor); r.status != http.StatusGone {
+		t.Errorf("a cursor below the floor: %d %s", r.status, r.body)
+	}
+	if r, p := page(partner, "?since="+first.NextCursor+"&limit=1"); r.status != http.StatusOK || len(p.Items) != 1 {
+		t.Errorf("the floor's cursor: %d %s", r.status, r.body)
+	}
+	if _, p := page(partner, "?limit=1"); len(p.Items) != 1 || p.Items[0].Cursor == first.Items[0].Cursor {
+		t.Errorf("from the oldest event kept: %+v", p.Items)
+	}
 }
