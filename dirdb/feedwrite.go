@@ -160,28 +160,31 @@ FROM records WHERE public_id = ?`, id).Scan(&r.kind, &vis, &r.site, &r.service)
 			if !r.exists {
 				continue
 			}
-			if err := w.eachRow(w.pub, `SELECT key, audiences FROM list_keys INDEXED BY sqlite_autoindex_list_keys_1
-WHERE public_id = ? AND (key >= 'area:' AND key < 'area;' OR key >= 'cat:' AND key < 'cat;')`, []any{id}, func(sc scanner) error {
-				var k listKey
-				err := sc.Scan(&k.key, &k.audiences)
-				ps.keys[id] = append(ps.keys[id], k)
-				return err
-			}); err != nil {
-				return fmt.Errorf("read the keys of %s: %w", id, err)
-			}
-			if err := w.eachRow(w.pub, "SELECT key, audiences FROM narrowing_keys WHERE public_id = ?", []any{id}, func(sc scanner) error {
-				var k listKey
-				err := sc.Scan(&k.key, &k.audiences)
-				ps.nkeys[id] = append(ps.nkeys[id], k)
-				return err
-			}); err != nil {
-				return fmt.Errorf("read the narrowing keys of %s: %w", id, err)
+			for into, query := range map[*map[string][]listKey]string{
+				&ps.keys: `SELECT public_id, key, audiences FROM list_keys INDEXED BY sqlite_autoindex_list_keys_1
+WHERE public_id = ? AND (key >= 'area:' AND key < 'area;' OR key >= 'cat:' AND key < 'cat;')`,
+				&ps.nkeys: "SELECT public_id, key, audiences FROM narrowing_keys WHERE public_id = ?",
+			} {
+				if err := ps.readKeys(w, *into, query, id); err != nil {
+					return fmt.Errorf("read the keys of %s: %w", id, err)
+				}
 			}
 			next = append(next, r.site, r.service)
 		}
 		ids = next
 	}
 	return nil
+}
+
+// readKeys adds to into the keys (public_id, key, audiences) query reads.
+func (ps *placeSource) readKeys(w *writeTx, into map[string][]listKey, query string, args ...any) error {
+	return w.eachRow(w.pub, query, args, func(sc scanner) error {
+		var id string
+		var k listKey
+		err := sc.Scan(&id, &k.key, &k.audiences)
+		into[id] = append(into[id], k)
+		return err
+	})
 }
 
 // loadAll reads every record's row and keys.
@@ -198,22 +201,10 @@ func (ps *placeSource) loadAll(w *writeTx) error {
 			break
 		}
 		kr := prefixRange("key", prefix)
-		err = w.eachRow(w.pub, "SELECT public_id, key, audiences FROM list_keys INDEXED BY list_keys_key WHERE "+kr.sql, kr.args, func(sc scanner) error {
-			var id string
-			var k listKey
-			err := sc.Scan(&id, &k.key, &k.audiences)
-			ps.keys[id] = append(ps.keys[id], k)
-			return err
-		})
+		err = ps.readKeys(w, ps.keys, "SELECT public_id, key, audiences FROM list_keys INDEXED BY list_keys_key WHERE "+kr.sql, kr.args...)
 	}
 	if err == nil {
-		err = w.eachRow(w.pub, "SELECT public_id, key, audiences FROM narrowing_keys", nil, func(sc scanner) error {
-			var id string
-			var k listKey
-			err := sc.Scan(&id, &k.key, &k.audiences)
-			ps.nkeys[id] = append(ps.nkeys[id], k)
-			return err
-		})
+		err = ps.readKeys(w, ps.nkeys, "SELECT public_id, key, audiences FROM narrowing_keys")
 	}
 	if err != nil {
 		return fmt.Errorf("read the placements of every record: %w", err)
