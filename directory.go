@@ -29,6 +29,10 @@ func (d *Directory) LeadershipOn() bool {
 type DirectorySettings struct {
 	// AnyoneMayListPractitioners lets callers without practitioners:read list practitioners.
 	AnyoneMayListPractitioners bool `json:"anyoneMayListPractitioners,omitempty"`
+	// PublicFeed opens the public tier's change feed to callers without a client (off by default:
+	// the feed needs a client with feed:read). Practitioners stay out of it unless anyone may list
+	// them.
+	PublicFeed bool `json:"publicFeed,omitempty"`
 	// SeniorManagement is the directory's switch for leadership; it takes effect only when the
 	// platform has also made senior management available to the directory.
 	SeniorManagement bool `json:"seniorManagement,omitempty"`

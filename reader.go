@@ -65,6 +65,8 @@ type DirectoryReader interface {
 	Taxonomy(ctx context.Context, a Audience) (*Published, error)
 	// Browser counts the services of categories and reads the published collections.
 	Browser
+	// ChangeLog reads the change feed.
+	ChangeLog
 }
 
 // ServiceQuery asks for a page of the service list. Each list filter matches any of its values; the

@@ -157,6 +157,10 @@ func plans(t *testing.T, db *sql.DB) map[string]string {
 			out[s.name+": "+name] = fmt.Sprintf("driven=%t\n", driven) + explain(t, db, q) + "--\n" + q.sql
 		}
 	}
+	// The change feed's statements.
+	for name, q := range feedStatements() {
+		out["feed: "+name] = "driven=false\n" + explain(t, db, q) + "--\n" + q.sql
+	}
 	// The practitioner list, as Practitioners asks for it.
 	for _, a := range dirsvc.ServedAudiences {
 		for _, n := range []dirsvc.Narrowing{{}, {Areas: []string{"state:nsw"}, Categories: []string{"primary_care"}}} {

@@ -211,6 +211,14 @@ func (w *writeTx) refreshNarrowing() error {
 			}
 		}
 	}
+	if filled == 0 || w.placeAll {
+		w.feedAll = true
+	} else {
+		if w.feedPlaced == nil {
+			w.feedPlaced = map[string]bool{}
+		}
+		maps.Copy(w.feedPlaced, w.placing)
+	}
 	w.placing, w.placingServices, w.placeAll = nil, nil, false
 	if filled == 0 {
 		if _, err := w.pub.ExecContext(w.ctx, "UPDATE projection SET narrowing_filled = 1 WHERE id = 1"); err != nil {

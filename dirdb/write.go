@@ -34,6 +34,12 @@ type writeTx struct {
 	// when it has made them all (searchwrite.go).
 	searchDropped []storedDoc
 	searchWords   []storedWords
+	// The change-log rows the write inserted, by record, and the records whose narrowing keys it
+	// made anew (all of them, with feedAll): whose placements the feed logs (feedwrite.go).
+	logged     map[string][]loggedEvent
+	feedPlaced map[string]bool
+	feedAll    bool
+	placeIDs   map[string]int64
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -87,6 +93,9 @@ func (d *Directory) write(ctx context.Context, fn func(w *writeTx) error) (dirsv
 		return dirsvc.ImportStats{}, err
 	}
 	if err := w.refreshNarrowing(); err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	if err := w.logFeed(); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
 	if err := w.refreshSearch(); err != nil {
@@ -186,13 +195,22 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 		}
 	}
 	for _, e := range p.events {
-		if err := w.exec(w.pub, `
+		res, err := w.execResult(w.pub, `
 INSERT INTO changes (kind, public_id, version, local_revision, event_type, survivor_id, origin, audiences, at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			string(r.kind), id, e.version, e.localRevision, e.kind, nullable(r.survivor), nullable(m.Origin),
-			int64(e.audiences), w.now.Format(time.RFC3339Nano)); err != nil {
+			int64(e.audiences), w.now.Format(time.RFC3339Nano))
+		if err != nil {
 			return fmt.Errorf("log change of %s: %w", id, err)
 		}
+		seq, err := res.LastInsertId()
+		if err != nil {
+			return fmt.Errorf("log change of %s: %w", id, err)
+		}
+		if w.logged == nil {
+			w.logged = map[string][]loggedEvent{}
+		}
+		w.logged[id] = append(w.logged[id], loggedEvent{seq, e.audiences})
 	}
 	w.stats.Events += len(p.events)
 	switch {

@@ -92,6 +92,13 @@ func (k *cursorKeys) seal(after, key string) string {
 // anything else (not base64url in its one form, another version, an altered byte, another query,
 // another deployment's key) is not.
 func (k *cursorKeys) open(c, key string) (string, bool) {
+	after, ok := k.openPosition(c, key)
+	return after, ok && dirsvc.KindOfID(after) != ""
+}
+
+// openPosition returns the position a cursor names, when the cursor is one seal gave for the same
+// query key, whatever the position is (a list's public ID, the feed's sequence).
+func (k *cursorKeys) openPosition(c, key string) (string, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	// The decoder skips line breaks and ignores the unused bits of the last character: only the
 	// cursor's own spelling is the cursor.
@@ -106,7 +113,7 @@ func (k *cursorKeys) open(c, key string) (string, bool) {
 	iv, ct := blob[1:1+cursorIVSize], blob[1+cursorIVSize:]
 	after := make([]byte, len(ct))
 	cipher.NewCTR(k.block, iv).XORKeyStream(after, ct)
-	return string(after), dirsvc.KindOfID(string(after)) != ""
+	return string(after), true
 }
 
 // cursorMAC returns the HMAC-SHA256 under macKey of the query key and data; the query key has a

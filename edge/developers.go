@@ -39,20 +39,23 @@ var auBaseProfiles = []string{
 // DeveloperInfo is the developer information of a directory. It names only addresses this server
 // answers: the FHIR server, the change feed and the developer portal appear once their routes do.
 type DeveloperInfo struct {
-	Directory       string    `json:"directory"`
-	Name            string    `json:"name"`
-	Country         string    `json:"country"`
-	RestBase        string    `json:"restBase"`
-	OpenAPI         string    `json:"openapi"`
-	TokenEndpoint   string    `json:"tokenEndpoint"`
-	JWKS            string    `json:"jwksUri"`
-	FHIR            *FHIRInfo `json:"fhir,omitempty"`
-	ChangeFeed      string    `json:"changeFeed,omitempty"`
-	PartnerAccess   string    `json:"partnerAccess"`
-	DeveloperPortal string    `json:"developerPortal,omitempty"`
-	Licence         string    `json:"licence"`
-	Attribution     string    `json:"attribution"`
-	Scopes          []string  `json:"scopes"`
+	Directory     string    `json:"directory"`
+	Name          string    `json:"name"`
+	Country       string    `json:"country"`
+	RestBase      string    `json:"restBase"`
+	OpenAPI       string    `json:"openapi"`
+	TokenEndpoint string    `json:"tokenEndpoint"`
+	JWKS          string    `json:"jwksUri"`
+	FHIR          *FHIRInfo `json:"fhir,omitempty"`
+	ChangeFeed    string    `json:"changeFeed,omitempty"`
+	// ChangeFeedAccess says who may read the change feed: "client" (a client with feed:read) or
+	// "public" (also callers without a client, at the public tier).
+	ChangeFeedAccess string   `json:"changeFeedAccess,omitempty"`
+	PartnerAccess    string   `json:"partnerAccess"`
+	DeveloperPortal  string   `json:"developerPortal,omitempty"`
+	Licence          string   `json:"licence"`
+	Attribution      string   `json:"attribution"`
+	Scopes           []string `json:"scopes"`
 }
 
 // DeveloperPortalPath is where the developer portal is served, once a server serves one.
@@ -91,7 +94,10 @@ func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if s.answers(restPath + "/changes") {
-		d.ChangeFeed = base + restPath + "/changes"
+		d.ChangeFeed, d.ChangeFeedAccess = base+restPath+"/changes", "client"
+		if info.Settings.PublicFeed {
+			d.ChangeFeedAccess = "public"
+		}
 	}
 	if s.answers(DeveloperPortalPath) {
 		d.DeveloperPortal = base + DeveloperPortalPath

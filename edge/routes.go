@@ -20,6 +20,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/d/{dir}/practitioners/{publicId}", s.record(practitionerRoute, s.handleGetPractitioner))
 	s.mux.HandleFunc("GET /v1/d/{dir}/roles/{publicId}", s.read(s.handleGetRole))
 	s.handleExpensive("GET /v1/d/{dir}/identifiers/search", s.handleSearchIdentifiers)
+	// A feed page reads at most a bounded number of change-log rows and one view per item.
+	s.handleExpensive("GET /v1/d/{dir}/changes", s.handleListChanges)
 	s.handleExpensive("GET /v1/d/{dir}/search/services", s.handleSearchServices)
 	s.mux.HandleFunc("GET /v1/d/{dir}/autocomplete", s.read(s.handleAutocomplete))
 	s.handleExpensive("GET /v1/d/{dir}/search/organisations", s.handleSearchOrganisations)

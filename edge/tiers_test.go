@@ -23,10 +23,10 @@ type caller struct {
 // tierCallers are an anonymous caller and clients of every tier holding every read scope (the public
 // tier cannot hold leadership:read), one of them narrowed to an area.
 func tierCallers(tb testing.TB, dir string, area string) []caller {
-	all := "search:read graph:read practitioners:read leadership:read"
+	all := "search:read graph:read feed:read practitioners:read leadership:read"
 	return []caller{
 		{"anonymous", "", dirsvc.Public},
-		{"public client", token(tb, grant{dir: dir, tier: dirsvc.Public, scopes: "graph:read practitioners:read"}), dirsvc.Public},
+		{"public client", token(tb, grant{dir: dir, tier: dirsvc.Public, scopes: "graph:read feed:read practitioners:read"}), dirsvc.Public},
 		{"professional", token(tb, grant{dir: dir, tier: dirsvc.Professional, scopes: all}), dirsvc.Professional},
 		{"partner", token(tb, grant{dir: dir, tier: dirsvc.Partner, scopes: all}), dirsvc.Partner},
 		{"narrowed professional", token(tb, grant{dir: dir, tier: dirsvc.Professional, scopes: all,

@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -593,6 +594,32 @@ func (c *catalog) Identified(_ context.Context, v dirsvc.Viewer, system, value s
 		}
 	}
 	return out, nil
+}
+
+// Changes gives one created event for each live record the reader may see, in public-ID order, at
+// positions 1, 2, ... (kinds, narrowing and practitioners as the reader asks; areas and categories
+// are not modelled here).
+func (c *catalog) Changes(_ context.Context, fr dirsvc.FeedReader, q dirsvc.ChangeQuery) (dirsvc.ChangePage, error) {
+	ids := slices.Sorted(maps.Keys(c.records))
+	var p dirsvc.ChangePage
+	if !q.Oldest {
+		p.Next = q.After
+	}
+	for i, id := range ids {
+		st, seq := c.records[id], int64(i+1)
+		if seq <= p.Next || st.View == nil || !fr.Viewer.Narrowing.AllowsKind(st.Kind) ||
+			len(q.Kinds) > 0 && !slices.Contains(q.Kinds, st.Kind) || st.Kind == dirsvc.KindPractitioner && !fr.Practitioners {
+			continue
+		}
+		if len(p.Changes) == q.Limit {
+			p.More = true
+			break
+		}
+		p.Changes = append(p.Changes, dirsvc.Change{Seq: seq, Kind: st.Kind, PublicID: id, Version: 1, LocalRevision: 1,
+			EventType: dirsvc.EventCreated, At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
+		p.Next = seq
+	}
+	return p, nil
 }
 
 // SearchOrganisations finds one organisation, of every live service (filters are not modelled here).

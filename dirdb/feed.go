@@ -1,0 +1,324 @@
+package dirdb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// maxFeedScan bounds the change-log rows one page reads: a reader that most events are not for
+// (a narrowed client, a filter on kinds) gets a short page, with the position it reached, rather
+// than a read of the whole log.
+const maxFeedScan = 5000
+
+// changeColumns are the columns of a change-log row a feed reads.
+const changeColumns = `seq, kind, public_id, version, local_revision, event_type, COALESCE(survivor_id, ''),
+    COALESCE(origin, ''), audiences, at, placed_before, placed_after, placement`
+
+// The feed's statements: each reads by the log's primary key or another table's, so a page costs
+// at most maxFeedScan rows of the log and one lookup per placement (feedStatements, for the plan
+// test).
+const (
+	floorSQL       = "SELECT seq FROM change_floor WHERE id = 1"
+	changeRowsSQL  = "SELECT " + changeColumns + " FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
+	moreChangesSQL = "SELECT 1 FROM changes WHERE seq > ? LIMIT 1"
+	placeSQL       = "SELECT placed FROM places WHERE id = ?"
+	pruneSQL       = "SELECT seq, at FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
+)
+
+// feedStatements are the statements the feed and its pruning run, with arguments, by name.
+func feedStatements() map[string]sqlCond {
+	return map[string]sqlCond{
+		"floor": {floorSQL, nil}, "change rows": {changeRowsSQL, []any{10, 500}}, "more changes": {moreChangesSQL, []any{10}},
+		"placement": {placeSQL, []any{1}}, "prune": {pruneSQL, []any{0, 1000}},
+		"feed placement of a record": {feedPlaceSQL, []any{"svc_gp"}}, "origin of a record": {originSQL, []any{"svc_gp"}},
+	}
+}
+
+// changeRow is a change-log row.
+type changeRow struct {
+	dirsvc.Change
+	audiences     int64
+	before, after sql.NullInt64
+	placement     bool
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// Changes returns the reader's events after q.After (from the oldest retained with q.Oldest), in
+// log order: each event whose audiences hold the reader's tier, of a kind the reader may receive
+// in bulk, and, for a reader narrowed to areas or categories, as the record's placements before and
+// after it place it (feedEvent). It reads at most maxFeedScan rows, by the log's primary key.
+func (d *Directory) Changes(ctx context.Context, fr dirsvc.FeedReader, q dirsvc.ChangeQuery) (dirsvc.ChangePage, error) {
+	limit := min(max(q.Limit, 1), dirsvc.MaxFeedLimit)
+	var page dirsvc.ChangePage
+	err := d.longRead(ctx, func(ctx context.Context) error {
+		page = dirsvc.ChangePage{}
+		var floor int64
+		if err := d.readers.QueryRowContext(ctx, floorSQL).Scan(&floor); err != nil {
+			return err
+		}
+		after := q.After
+		if q.Oldest {
+			after = floor
+		} else if after < floor {
+			return dirsvc.Errorf(dirsvc.EGone, "The cursor is older than the oldest change kept: read the feed again from its start.")
+		}
+		page.Next = after
+		f := &feedFilter{d: d, fr: fr, kinds: q.Kinds, places: map[int64]map[string]int64{}}
+		for scanned, chunk := 0, limit+1; scanned < maxFeedScan; chunk = min(2*chunk, maxFeedScan-scanned) {
+			rows, err := d.changeRows(ctx, page.Next, chunk)
+			if err != nil {
+				return err
+			}
+			scanned += len(rows)
+			for i, r := range rows {
+				if len(page.Changes) == limit {
+					page.More = true
+					return nil
+				}
+				c, ok, err := f.event(ctx, r)
+				if err != nil {
+					return err
+				}
+				if ok {
+					page.Changes = append(page.Changes, c)
+				}
+				page.Next = r.Seq
+				if i == len(rows)-1 && len(rows) < chunk {
+					return nil // the end of the log
+				}
+			}
+			if len(rows) == 0 {
+				return nil
+			}
+		}
+		// The scan's bound: more rows may follow.
+		var one int
+		err := d.readers.QueryRowContext(ctx, moreChangesSQL, page.Next).Scan(&one)
+		if err != nil && !isNoRows(err) {
+			return err
+		}
+		page.More = err == nil
+		return nil
+	})
+	if err != nil {
+		if dirsvc.ErrorCode(err) == dirsvc.EGone {
+			return dirsvc.ChangePage{}, err
+		}
+		return dirsvc.ChangePage{}, fmt.Errorf("read the change feed: %w", err)
+	}
+	return page, nil
+}
+
+// changeRows reads up to n change-log rows after the sequence after.
+func (d *Directory) changeRows(ctx context.Context, after int64, n int) ([]changeRow, error) {
+	rows, err := d.readers.QueryContext(ctx, changeRowsSQL, after, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []changeRow
+	for rows.Next() {
+		var r changeRow
+		var kind, at string
+		if err := rows.Scan(&r.Seq, &kind, &r.PublicID, &r.Version, &r.LocalRevision, &r.EventType, &r.Survivor,
+			&r.Origin, &r.audiences, &at, &r.before, &r.after, &r.placement); err != nil {
+			return nil, err
+		}
+		r.Kind = dirsvc.Kind(kind)
+		if r.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return nil, fmt.Errorf("change %d: bad time %q: %w", r.Seq, at, err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// feedFilter decides what one reader receives of each change-log row.
+type feedFilter struct {
+	d      *Directory
+	fr     dirsvc.FeedReader
+	kinds  []dirsvc.Kind
+	places map[int64]map[string]int64 // the placements read so far, parsed
+}
+
+// event returns what the reader receives of a row, if anything:
+//   - nothing when the row is not for its tier, or of a kind it does not receive (outside its
+//     narrowing's record types or the query's kinds; practitioners without practitioners in bulk);
+//   - for a reader without areas or categories, the event itself (placement rows are not for it);
+//   - for one with them, the record's sight before and after the row decides: a record that comes
+//     into sight is created or updated, one that leaves it (by a tombstone, a reduced visibility, or
+//     a move) a visibility_reduced tombstone, and one that was never in sight nothing.
+func (f *feedFilter) event(ctx context.Context, r changeRow) (dirsvc.Change, bool, error) {
+	v := f.fr.Viewer
+	bit := audienceBit(v.Audience)
+	c := r.Change
+	switch {
+	case r.audiences&bit == 0,
+		!v.Narrowing.AllowsKind(c.Kind),
+		len(f.kinds) > 0 && !slices.Contains(f.kinds, c.Kind),
+		c.Kind == dirsvc.KindPractitioner && !f.fr.Practitioners:
+		return c, false, nil
+	}
+	if len(v.Narrowing.Areas)+len(v.Narrowing.Categories) == 0 {
+		if r.placement {
+			return c, false, nil
+		}
+		if c.EventType == dirsvc.EventMerged && c.Survivor != "" {
+			seen, err := f.d.sees(ctx, c.Survivor, v)
+			if err != nil || !seen {
+				c.Survivor = "" // merged into a record the reader cannot see
+			}
+			return c, true, err
+		}
+		return c, true, nil
+	}
+	was, err := f.inside(ctx, r, r.before)
+	if err != nil {
+		return c, false, err
+	}
+	is, err := f.inside(ctx, r, r.after)
+	if err != nil {
+		return c, false, err
+	}
+	reduced := c
+	reduced.EventType, reduced.Survivor = dirsvc.EventVisibilityReduced, ""
+	switch {
+	case r.placement && !was && is:
+		c.EventType = dirsvc.EventUpdated
+		return c, true, nil
+	case r.placement && was && !is:
+		return reduced, true, nil
+	case r.placement:
+		return c, false, nil
+	case dirsvc.Tombstone(c.EventType):
+		// What a record out of sight now covered is not kept, so a narrowed reader learns no more of
+		// its end than that it left (as its reads answer 404, never 410 or 301).
+		return reduced, was, nil
+	case is:
+		return c, true, nil
+	}
+	return reduced, was, nil
+}
+
+// inside reports whether the placement p of row r's record puts it inside the reader's narrowing.
+// An event logged before placements were kept has none: its record is placed as it is now.
+func (f *feedFilter) inside(ctx context.Context, r changeRow, p sql.NullInt64) (bool, error) {
+	v := f.fr.Viewer
+	if !p.Valid {
+		if dirsvc.Tombstone(r.EventType) {
+			return false, nil
+		}
+		return f.d.insideNarrowing(ctx, r.PublicID, v)
+	}
+	facts, ok := f.places[p.Int64]
+	if !ok {
+		var placed string
+		if err := f.d.readers.QueryRowContext(ctx, placeSQL, p.Int64).Scan(&placed); err != nil {
+			return false, fmt.Errorf("read placement %d: %w", p.Int64, err)
+		}
+		facts = parsePlacement(placed)
+		f.places[p.Int64] = facts
+	}
+	return placedIn(r.Kind, facts, v.Narrowing, audienceBit(v.Audience)), nil
+}
+
+// parsePlacement reads an encoded placement (encodePlacement).
+func parsePlacement(placed string) map[string]int64 {
+	facts := map[string]int64{}
+	for line := range strings.SplitSeq(placed, "\n") {
+		if fact, aud, ok := strings.Cut(line, "="); ok {
+			facts[fact], _ = strconv.ParseInt(aud, 10, 64)
+		}
+	}
+	return facts
+}
+
+// placedIn reports whether a record of kind with the facts lies inside the narrowing's areas and
+// categories for the audience bit, as inside (lists.go) decides for a record read: a service, site
+// or role in one of the areas and of one of the categories; an organisation or practitioner with
+// one service in both.
+func placedIn(kind dirsvc.Kind, facts map[string]int64, n dirsvc.Narrowing, bit int64) bool {
+	anyOf := func(prefix string, values []string) bool {
+		for _, v := range values {
+			if facts[prefix+v]&bit != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	areas, cats := len(n.Areas) > 0, len(n.Categories) > 0
+	switch kind {
+	case dirsvc.KindOrganisation, dirsvc.KindPractitioner:
+		if areas && cats {
+			for _, a := range n.Areas {
+				if anyOf("ac:"+a+"|", n.Categories) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return (!areas || anyOf("a:", n.Areas)) && (!cats || anyOf("c:", n.Categories))
+}
+
+// sees reports whether the viewer may read a record now.
+func (d *Directory) sees(ctx context.Context, id string, v dirsvc.Viewer) (bool, error) {
+	st, err := d.Record(ctx, id, v)
+	if errors.Is(err, dirsvc.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil && st.View != nil, err
+}
+
+// PruneChanges removes up to maxEvents events logged before the time before, oldest first, and raises
+// the floor below which a cursor answers 410 to the last one removed. It returns how many it
+// removed: the primary calls it again while that is maxEvents. Each call is one write of bounded size.
+func (d *Directory) PruneChanges(ctx context.Context, before time.Time, maxEvents int) (int, error) {
+	var n int
+	_, err := d.write(ctx, func(w *writeTx) error {
+		n = 0
+		var floor int64
+		if err := w.pub.QueryRowContext(w.ctx, floorSQL).Scan(&floor); err != nil {
+			return fmt.Errorf("read the change floor: %w", err)
+		}
+		last, stopped := floor, false
+		err := w.eachRow(w.pub, pruneSQL, []any{floor, maxEvents}, func(sc scanner) error {
+			var seq int64
+			var at string
+			if err := sc.Scan(&seq, &at); err != nil {
+				return err
+			}
+			t, err := time.Parse(time.RFC3339Nano, at)
+			if err != nil {
+				return fmt.Errorf("change %d: bad time %q: %w", seq, at, err)
+			}
+			if stopped = stopped || !t.Before(before); !stopped {
+				last, n = seq, n+1
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("find the changes to prune: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		if err := w.exec(w.pub, "DELETE FROM changes WHERE seq > ? AND seq <= ?", floor, last); err != nil {
+			return fmt.Errorf("prune changes: %w", err)
+		}
+		return w.exec(w.pub, "UPDATE change_floor SET seq = max(seq, ?) WHERE id = 1", last)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}

@@ -1,0 +1,138 @@
+package dirdb_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// everyChange reads a reader's whole feed from the oldest event retained, a page of limit at a
+// time.
+func everyChange(t *testing.T, log dirsvc.ChangeLog, fr dirsvc.FeedReader, limit int) []dirsvc.Change {
+	t.Helper()
+	var out []dirsvc.Change
+	q := dirsvc.ChangeQuery{Oldest: true, Limit: limit}
+	for range 100000 {
+		p, err := log.Changes(context.Background(), fr, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Changes) > limit {
+			t.Fatalf("%d changes on a page of %d", len(p.Changes), limit)
+		}
+		out = append(out, p.Changes...)
+		if !p.More {
+			return out
+		}
+		q = dirsvc.ChangeQuery{After: p.Next, Limit: limit}
+	}
+	t.Fatal("the feed did not end")
+	return nil
+}
+
+// TestTheChangeLogIsGapFreeAndUnique holds the log, after an import and lifecycle operations, to
+// sequences without a gap and events unique by the dedupe tuple, and every reader's feed to the
+// log's order.
+func TestTheChangeLogIsGapFreeAndUnique(t *testing.T) {
+	ctx := context.Background()
+	s, d, _ := openSmall(t)
+	for _, tr := range []struct {
+		id string
+		t  dirsvc.Transition
+	}{
+		{"svc_counsel", dirsvc.Transition{To: dirsvc.StateVisibilityReduced, VisibleTo: dirsvc.AudiencesOf(dirsvc.Partner)}},
+		{"svc_counsel", dirsvc.Transition{To: dirsvc.StateLive}},
+		{"svc_refuge", dirsvc.Transition{To: dirsvc.StateMerged, Survivor: "svc_gp"}},
+		{"svc_counsel", dirsvc.Transition{To: dirsvc.StateClosed}},
+	} {
+		if _, err := d.Transition(ctx, tr.id, tr.t); err != nil {
+			t.Fatalf("%s to %s: %v", tr.id, tr.t.To, err)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.Root(), "dirs", "small", "directory.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n, lo, hi, tuples int
+	if err := db.QueryRow("SELECT count(*), min(seq), max(seq) FROM changes").Scan(&n, &lo, &hi); err != nil {
+		t.Fatal(err)
+	}
+	if n < 10 || hi-lo+1 != n {
+		t.Fatalf("%d events from %d to %d", n, lo, hi)
+	}
+	var events int
+	if err := db.QueryRow(`SELECT count(*), (SELECT count(*) FROM (SELECT DISTINCT public_id, version, local_revision, event_type
+FROM changes WHERE placement = 0)) FROM changes WHERE placement = 0`).Scan(&events, &tuples); err != nil {
+		t.Fatal(err)
+	}
+	if events != tuples {
+		t.Fatalf("%d events, %d distinct tuples", events, tuples)
+	}
+	for _, a := range dirsvc.ServedAudiences {
+		for _, limit := range []int{1, 7, 500} {
+			var last int64
+			for _, c := range everyChange(t, d, dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: a}, Practitioners: true}, limit) {
+				if c.Seq <= last {
+					t.Fatalf("%s, pages of %d: event %d after %d", a, limit, c.Seq, last)
+				}
+				last = c.Seq
+			}
+			if last == 0 {
+				t.Fatalf("%s reads no event", a)
+			}
+		}
+	}
+}
+
+// TestPruningRaisesTheFloor prunes the log in bounded steps: events older than the time go, oldest
+// first; a position below the floor is gone (410), the floor itself and omitting the position read
+// what is left.
+func TestPruningRaisesTheFloor(t *testing.T) {
+	ctx := context.Background()
+	_, d, total := openSmall(t)
+	public := dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: dirsvc.Public}}
+	if n, err := d.PruneChanges(ctx, time.Now().Add(-time.Hour), 5); err != nil || n != 0 {
+		t.Fatalf("pruning before every event removed %d (%v)", n, err)
+	}
+	all := everyChange(t, d, public, 500)
+	if n, err := d.PruneChanges(ctx, time.Now().Add(time.Hour), 5); err != nil || n != 5 {
+		t.Fatalf("pruned %d (%v), want 5", n, err)
+	}
+	if _, err := d.Changes(ctx, public, dirsvc.ChangeQuery{After: 4, Limit: 10}); dirsvc.ErrorCode(err) != dirsvc.EGone {
+		t.Fatalf("a position below the floor: %v, want gone", err)
+	}
+	left := everyChange(t, d, public, 500)
+	var want []dirsvc.Change
+	for _, c := range all {
+		if c.Seq > 5 {
+			want = append(want, c)
+		}
+	}
+	if len(left) != len(want) || len(left) > 0 && left[0].Seq != want[0].Seq {
+		t.Fatalf("after pruning 5 of %d the feed holds %d events, want %d", total, len(left), len(want))
+	}
+	p, err := d.Changes(ctx, public, dirsvc.ChangeQuery{After: 5, Limit: 500})
+	if err != nil || len(p.Changes) != len(want) {
+		t.Fatalf("from the floor: %d events, %v; want %d", len(p.Changes), err, len(want))
+	}
+	for {
+		n, err := d.PruneChanges(ctx, time.Now().Add(time.Hour), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < 1000 {
+			break
+		}
+	}
+	if left := everyChange(t, d, public, 500); len(left) != 0 {
+		t.Fatalf("after pruning everything, %d events", len(left))
+	}
+	if _, err := d.Changes(ctx, public, dirsvc.ChangeQuery{After: 5, Limit: 10}); dirsvc.ErrorCode(err) != dirsvc.EGone {
+		t.Fatalf("the old floor after pruning everything: %v, want gone", err)
+	}
+}

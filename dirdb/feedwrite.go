@@ -1,0 +1,424 @@
+package dirdb
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// The change log records, with each event, where the record lay for narrowed clients before and
+// after it (schema/directory/0011_feed_places.sql), so the feed tells a client narrowed to areas or
+// categories of a record entering or leaving its sight exactly as its reads would: the facts are
+// those inside (lists.go) checks, taken when the event is logged. A record can move without an
+// event of its own (an organisation whose service moved, a service whose site's areas changed): the
+// write logs a placement row for each audience whose facts changed and that had no event.
+
+// Statements of the write side (feedStatements).
+const (
+	feedPlaceSQL = "SELECT place_id FROM feed_places WHERE public_id = ?"
+	originSQL    = `SELECT COALESCE(origin, '') FROM changes INDEXED BY changes_dedupe
+WHERE public_id = ? AND placement = 0 ORDER BY public_id DESC, version DESC LIMIT 1`
+)
+
+// loggedEvent is a change-log row the write inserted: its sequence and audiences.
+type loggedEvent struct {
+	seq       int64
+	audiences dirsvc.Audiences
+}
+
+// placeRec is what a placement needs of a record's row.
+type placeRec struct {
+	kind             dirsvc.Kind
+	visible          int64 // visible_to & 7
+	site, service    string
+	exists, complete bool
+}
+
+// placeSource holds the rows and keys placements are made from: those of the records a write
+// touched (and the sites and services they lie at), or, for a whole refresh, every record's.
+type placeSource struct {
+	recs  map[string]placeRec
+	keys  map[string][]listKey // area: and cat: list keys
+	nkeys map[string][]listKey // narrowing keys
+}
+
+func newPlaceSource() *placeSource {
+	return &placeSource{recs: map[string]placeRec{}, keys: map[string][]listKey{}, nkeys: map[string][]listKey{}}
+}
+
+// placement returns the encoded placement of a record: its facts, one a line, sorted, each with the
+// audiences that see both the record and the fact.
+func (ps *placeSource) placement(id string) string {
+	r := ps.recs[id]
+	if !r.exists || r.visible == 0 {
+		return ""
+	}
+	facts := map[string]int64{}
+	add := func(key string, aud int64) {
+		if aud &= r.visible; aud != 0 {
+			facts[key] |= aud
+		}
+	}
+	serviceFacts := func(s string) {
+		for _, k := range ps.keys[s] {
+			if a, ok := strings.CutPrefix(k.key, keyArea); ok {
+				add("a:"+a, k.audiences)
+			} else if c, ok := strings.CutPrefix(k.key, keyCat); ok {
+				add("c:"+c, k.audiences)
+			}
+		}
+		for _, k := range ps.keys[ps.recs[s].site] {
+			if a, ok := strings.CutPrefix(k.key, keyArea); ok {
+				add("a:"+a, k.audiences)
+			}
+		}
+	}
+	switch r.kind {
+	case dirsvc.KindService:
+		serviceFacts(id)
+	case dirsvc.KindRole:
+		if r.service != "" {
+			serviceFacts(r.service)
+		}
+	case dirsvc.KindLocation:
+		for _, k := range ps.keys[id] {
+			if a, ok := strings.CutPrefix(k.key, keyArea); ok {
+				add("a:"+a, k.audiences)
+			}
+		}
+		for _, k := range ps.nkeys[id] {
+			if c, ok := strings.CutPrefix(k.key, keyInCat); ok {
+				add("c:"+c, k.audiences)
+			}
+		}
+	case dirsvc.KindOrganisation, dirsvc.KindPractitioner:
+		for _, k := range ps.nkeys[id] {
+			for _, p := range [...][2]string{{keyInAreaCat, "ac:"}, {keyInArea, "a:"}, {keyInCat, "c:"}} {
+				if v, ok := strings.CutPrefix(k.key, p[0]); ok {
+					add(p[1]+v, k.audiences)
+					break
+				}
+			}
+		}
+	}
+	return encodePlacement(facts)
+}
+
+// encodePlacement writes facts as a placement: "fact=audiences" lines in fact order.
+func encodePlacement(facts map[string]int64) string {
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(facts)) {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(facts[k], 10))
+	}
+	return b.String()
+}
+
+// placementFor returns the facts of a placement that audience bit sees, as one string.
+func placementFor(placed string, bit int64) string {
+	var b strings.Builder
+	for line := range strings.SplitSeq(placed, "\n") {
+		fact, aud, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		if a, _ := strconv.ParseInt(aud, 10, 64); a&bit != 0 {
+			b.WriteString(fact)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+// load reads, for each record of ids not yet read, its row and keys, and those of the sites and
+// services it lies at.
+func (ps *placeSource) load(w *writeTx, ids []string) error {
+	for len(ids) > 0 {
+		var next []string
+		for _, id := range ids {
+			if _, ok := ps.recs[id]; ok || id == "" {
+				continue
+			}
+			var r placeRec
+			var vis int64
+			err := w.pub.QueryRowContext(w.ctx, `SELECT kind, visible_to & 7, COALESCE(location_id, ''), COALESCE(service_id, '')
+FROM records WHERE public_id = ?`, id).Scan(&r.kind, &vis, &r.site, &r.service)
+			if err != nil && !isNoRows(err) {
+				return fmt.Errorf("read the placement of %s: %w", id, err)
+			}
+			r.exists, r.visible = err == nil, vis
+			ps.recs[id] = r
+			if !r.exists {
+				continue
+			}
+			for into, query := range map[*map[string][]listKey]string{
+				&ps.keys: `SELECT public_id, key, audiences FROM list_keys INDEXED BY sqlite_autoindex_list_keys_1
+WHERE public_id = ? AND (key >= 'area:' AND key < 'area;' OR key >= 'cat:' AND key < 'cat;')`,
+				&ps.nkeys: "SELECT public_id, key, audiences FROM narrowing_keys WHERE public_id = ?",
+			} {
+				if err := ps.readKeys(w, *into, query, id); err != nil {
+					return fmt.Errorf("read the keys of %s: %w", id, err)
+				}
+			}
+			next = append(next, r.site, r.service)
+		}
+		ids = next
+	}
+	return nil
+}
+
+// readKeys adds to into the keys (public_id, key, audiences) query reads.
+func (ps *placeSource) readKeys(w *writeTx, into map[string][]listKey, query string, args ...any) error {
+	return w.eachRow(w.pub, query, args, func(sc scanner) error {
+		var id string
+		var k listKey
+		err := sc.Scan(&id, &k.key, &k.audiences)
+		into[id] = append(into[id], k)
+		return err
+	})
+}
+
+// loadAll reads every record's row and keys.
+func (ps *placeSource) loadAll(w *writeTx) error {
+	err := w.eachRow(w.pub, `SELECT public_id, kind, visible_to & 7, COALESCE(location_id, ''), COALESCE(service_id, '') FROM records`, nil, func(sc scanner) error {
+		var id string
+		r := placeRec{exists: true}
+		err := sc.Scan(&id, &r.kind, &r.visible, &r.site, &r.service)
+		ps.recs[id] = r
+		return err
+	})
+	for _, prefix := range []string{keyArea, keyCat} {
+		if err != nil {
+			break
+		}
+		kr := prefixRange("key", prefix)
+		err = ps.readKeys(w, ps.keys, "SELECT public_id, key, audiences FROM list_keys INDEXED BY list_keys_key WHERE "+kr.sql, kr.args...)
+	}
+	if err == nil {
+		err = ps.readKeys(w, ps.nkeys, "SELECT public_id, key, audiences FROM narrowing_keys")
+	}
+	if err != nil {
+		return fmt.Errorf("read the placements of every record: %w", err)
+	}
+	return nil
+}
+
+// feedCandidates returns the records whose placement the write may have changed: those it logged
+// events of, those whose narrowing keys it made anew, the services at sites among them and the
+// roles at services among them. all is true when every record is one.
+func (w *writeTx) feedCandidates() (ids []string, all bool, err error) {
+	if w.feedAll {
+		return nil, true, nil
+	}
+	set := map[string]bool{}
+	for id := range w.logged {
+		set[id] = true
+	}
+	for id := range w.feedPlaced {
+		set[id] = true
+	}
+	var services []string
+	for id := range set {
+		switch dirsvc.KindOfID(id) {
+		case dirsvc.KindLocation:
+			at, err := queryStrings(w.ctx, w.pub, "SELECT public_id FROM records INDEXED BY records_location WHERE location_id = ? AND kind = 'service'", id)
+			if err != nil {
+				return nil, false, fmt.Errorf("find the services of %s: %w", id, err)
+			}
+			services = append(services, at...)
+		case dirsvc.KindService:
+			services = append(services, id)
+		}
+		if len(set)+len(services) >= wholeRefresh {
+			return nil, true, nil
+		}
+	}
+	for _, s := range services {
+		set[s] = true
+		roles, err := queryStrings(w.ctx, w.pub, "SELECT public_id FROM records INDEXED BY records_service WHERE service_id = ? AND kind = 'role'", s)
+		if err != nil {
+			return nil, false, fmt.Errorf("find the roles of %s: %w", s, err)
+		}
+		for _, r := range roles {
+			set[r] = true
+		}
+		if len(set) >= wholeRefresh {
+			return nil, true, nil
+		}
+	}
+	return slices.Sorted(maps.Keys(set)), false, nil
+}
+
+// logFeed gives the events the write logged their placements, logs a placement row for each
+// audience whose placement of a record changed without an event for it, and keeps each record's
+// placement. A file whose placements were never kept (one of a build before them) gets them all,
+// without placement rows: its earlier events have none to compare with.
+func (w *writeTx) logFeed() error {
+	var filled int
+	if err := w.pub.QueryRowContext(w.ctx, "SELECT feed_filled FROM projection WHERE id = 1").Scan(&filled); err != nil {
+		return fmt.Errorf("read the feed's state: %w", err)
+	}
+	defer func() { w.logged, w.feedPlaced, w.feedAll = nil, nil, false }()
+	if filled != 0 && len(w.logged) == 0 && len(w.feedPlaced) == 0 && !w.feedAll {
+		return nil
+	}
+	w.feedAll = w.feedAll || filled == 0
+	ids, all, err := w.feedCandidates()
+	if err != nil {
+		return err
+	}
+	ps := newPlaceSource()
+	before := map[string]int64{}
+	if all {
+		if err := ps.loadAll(w); err != nil {
+			return err
+		}
+		ids = slices.Sorted(maps.Keys(ps.recs))
+		if err := w.eachRow(w.pub, "SELECT public_id, place_id FROM feed_places", nil, func(sc scanner) error {
+			var id string
+			var p int64
+			err := sc.Scan(&id, &p)
+			before[id] = p
+			return err
+		}); err != nil {
+			return fmt.Errorf("read the feed's placements: %w", err)
+		}
+	} else {
+		if err := ps.load(w, ids); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			var p int64
+			err := w.pub.QueryRowContext(w.ctx, feedPlaceSQL, id).Scan(&p)
+			if err != nil && !isNoRows(err) {
+				return fmt.Errorf("read the feed's placement of %s: %w", id, err)
+			}
+			before[id] = p // 0, the empty placement, for a record never placed
+		}
+	}
+	at := w.now.Format(time.RFC3339Nano)
+	for _, id := range ids {
+		after, err := w.placeID(ps.placement(id))
+		if err != nil {
+			return err
+		}
+		prev := before[id]
+		var had dirsvc.Audiences
+		for _, e := range w.logged[id] {
+			had |= e.audiences
+			var b any = prev
+			if filled == 0 {
+				b = nil // not known
+			}
+			if err := w.exec(w.pub, "UPDATE changes SET placed_before = ?, placed_after = ? WHERE seq = ?", b, after, e.seq); err != nil {
+				return fmt.Errorf("log the placement of %s: %w", id, err)
+			}
+		}
+		if prev == after {
+			continue
+		}
+		if filled != 0 {
+			if err := w.logPlacement(id, prev, after, had, at); err != nil {
+				return err
+			}
+		}
+		if err := w.exec(w.pub, `INSERT INTO feed_places (public_id, place_id) VALUES (?, ?)
+ON CONFLICT (public_id) DO UPDATE SET place_id = excluded.place_id`, id, after); err != nil {
+			return fmt.Errorf("keep the placement of %s: %w", id, err)
+		}
+	}
+	if filled == 0 {
+		if err := w.exec(w.pub, "UPDATE projection SET feed_filled = 1 WHERE id = 1"); err != nil {
+			return fmt.Errorf("record the feed's state: %w", err)
+		}
+	}
+	return nil
+}
+
+// logPlacement logs a placement row of a record for each served audience whose facts differ between
+// the placements prev and after and that no event of the write was for (had).
+func (w *writeTx) logPlacement(id string, prev, after int64, had dirsvc.Audiences, at string) error {
+	texts := [2]string{}
+	for i, p := range [2]int64{prev, after} {
+		if err := w.pub.QueryRowContext(w.ctx, "SELECT placed FROM places WHERE id = ?", p).Scan(&texts[i]); err != nil {
+			return fmt.Errorf("read placement %d: %w", p, err)
+		}
+	}
+	var r row
+	var origin string
+	type placementRow struct {
+		version, localRevision int64
+		audiences              dirsvc.Audiences
+	}
+	var out []placementRow // audiences that see the same head share a row
+	for _, a := range dirsvc.ServedAudiences {
+		bit := audienceBit(a)
+		if had&served(a) != 0 || placementFor(texts[0], bit) == placementFor(texts[1], bit) {
+			continue
+		}
+		if !r.exists {
+			var err error
+			if r, err = loadRow(w.ctx, w.pub, id); err != nil {
+				return fmt.Errorf("read %s: %w", id, err)
+			}
+			err = w.pub.QueryRowContext(w.ctx, originSQL, id).Scan(&origin)
+			if err != nil && !isNoRows(err) {
+				return fmt.Errorf("read the origin of %s: %w", id, err)
+			}
+		}
+		h := r.heads[a]
+		if h.version == 0 {
+			continue // not seen by the audience now nor, without an event, before
+		}
+		if i := slices.IndexFunc(out, func(p placementRow) bool {
+			return p.version == h.version && p.localRevision == h.localRevision
+		}); i >= 0 {
+			out[i].audiences |= served(a)
+		} else {
+			out = append(out, placementRow{h.version, h.localRevision, served(a)})
+		}
+	}
+	var o any
+	if origin != "" {
+		o = origin
+	}
+	for _, p := range out {
+		if err := w.exec(w.pub, `
+INSERT INTO changes (kind, public_id, version, local_revision, event_type, origin, audiences, at, placed_before, placed_after, placement)
+VALUES (?, ?, ?, ?, 'updated', ?, ?, ?, ?, ?, 1)`, string(r.kind), id, p.version, p.localRevision, o, int64(p.audiences), at, prev, after); err != nil {
+			return fmt.Errorf("log the placement of %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// placeID returns the ID of a placement, storing it when new.
+func (w *writeTx) placeID(placed string) (int64, error) {
+	if placed == "" {
+		return 0, nil
+	}
+	if id, ok := w.placeIDs[placed]; ok {
+		return id, nil
+	}
+	if w.placeIDs == nil {
+		w.placeIDs = map[string]int64{}
+	}
+	if err := w.exec(w.pub, "INSERT INTO places (placed) VALUES (?) ON CONFLICT (placed) DO NOTHING", placed); err != nil {
+		return 0, fmt.Errorf("store a placement: %w", err)
+	}
+	var id int64
+	if err := w.pub.QueryRowContext(w.ctx, "SELECT id FROM places WHERE placed = ?", placed).Scan(&id); err != nil {
+		return 0, fmt.Errorf("read a placement: %w", err)
+	}
+	w.placeIDs[placed] = id
+	return id, nil
+}

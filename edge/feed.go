@@ -1,0 +1,252 @@
+package edge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// The change feed (section 4.4): a reader's events after a position of the directory's change log,
+// projected and narrowed as its reads are (dirdb Directory.Changes). The feed of one reader is
+// made by Feed, which the primary's webhooks call too, so a webhook endpoint receives the very
+// items, in the very tier, of its client's feed.
+
+// FeedItem is one item of a change feed (section 2.5).
+type FeedItem struct {
+	PublicID      string      `json:"publicId"`
+	EntityType    dirsvc.Kind `json:"entityType"`
+	Version       int64       `json:"version"`
+	LocalRevision int64       `json:"localRevision"`
+	EventType     string      `json:"eventType"`
+	// Cursor is the position after this item, usable as since.
+	Cursor           string    `json:"cursor"`
+	SurvivorPublicID string    `json:"survivorPublicId,omitempty"`
+	Origin           string    `json:"origin,omitempty"`
+	OccurredAt       time.Time `json:"occurredAt"`
+	// Entity is the record as the reader sees it now (with expand=entity), when it still does.
+	Entity json.RawMessage `json:"entity,omitempty"`
+	// Seq is the item's position in the directory's change log.
+	Seq int64 `json:"-"`
+}
+
+// FeedPage is a page of a reader's change feed. NextCursor (and Next, the position it names) is
+// where the next page starts: after the last item, or after the last event looked at when the page
+// is short. HasMore reports whether the log holds events after it; a page may be short, even empty,
+// while it does (events for other readers are skipped a bounded number at a time).
+type FeedPage struct {
+	Items      []FeedItem `json:"items"`
+	NextCursor string     `json:"nextCursor"`
+	HasMore    bool       `json:"hasMore"`
+	Next       int64      `json:"-"`
+}
+
+// FeedQuery asks for a page of a reader's feed: after the position After (from the oldest event
+// retained with Oldest), of the kinds Kinds (all when empty), at most Limit items, each with the
+// record's current view when Expand.
+type FeedQuery struct {
+	After  int64
+	Oldest bool
+	Kinds  []dirsvc.Kind
+	Limit  int
+	Expand bool
+}
+
+// Feed returns a page of the change feed of a directory as the reader receives it: the caller of
+// GET changes, or the client of a webhook endpoint. A position below the oldest retained is an
+// error of code gone (410); an unknown directory is not found.
+func (s *Server) Feed(ctx context.Context, slug string, fr dirsvc.FeedReader, q FeedQuery) (*FeedPage, error) {
+	dir, _, err := s.directory(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	return s.feed(ctx, slug, dir, fr, q)
+}
+
+func (s *Server) feed(ctx context.Context, slug string, dir dirsvc.DirectoryReader, fr dirsvc.FeedReader, q FeedQuery) (*FeedPage, error) {
+	cp, err := dir.Changes(ctx, fr, dirsvc.ChangeQuery{After: q.After, Oldest: q.Oldest, Kinds: q.Kinds, Limit: q.Limit})
+	if err != nil {
+		return nil, err
+	}
+	key := feedKey(slug, fr.Viewer)
+	page := &FeedPage{Items: make([]FeedItem, 0, len(cp.Changes)), HasMore: cp.More, Next: cp.Next,
+		NextCursor: s.cursors.seal(strconv.FormatInt(cp.Next, 10), key)}
+	for _, c := range cp.Changes {
+		it := FeedItem{PublicID: c.PublicID, EntityType: c.Kind, Version: c.Version, LocalRevision: c.LocalRevision,
+			EventType: c.EventType, Cursor: s.cursors.seal(strconv.FormatInt(c.Seq, 10), key),
+			SurvivorPublicID: c.Survivor, Origin: c.Origin, OccurredAt: c.At.UTC(), Seq: c.Seq}
+		if q.Expand && !dirsvc.Tombstone(c.EventType) {
+			st, err := dir.Record(ctx, c.PublicID, fr.Viewer)
+			if err != nil && dirsvc.ErrorCode(err) != dirsvc.ENotFound {
+				return nil, err
+			}
+			if err == nil && st.View != nil {
+				it.Entity = st.View.Body
+			}
+		}
+		page.Items = append(page.Items, it)
+	}
+	return page, nil
+}
+
+// feedKey is what feed cursors are bound to: the directory and the reader's view (tier and
+// narrowing), so a cursor of another directory or reader is refused.
+func feedKey(slug string, v dirsvc.Viewer) string { return queryKey(slug, viewerKey(v), "changes") }
+
+// The query parameters of the change feed.
+var (
+	sinceParam  = param{name: "since"}
+	typesParam  = param{name: "types", list: true}
+	expandParam = param{name: "expand"}
+)
+
+// feedReader returns who reads the feed of the request: a client with feed:read, whose
+// practitioners in bulk need practitioners:read; or, where the directory opened its public feed,
+// an anonymous caller, who receives practitioners only where anyone may list them.
+func (s *Server) feedReader(r *http.Request, info *dirsvc.Directory) (dirsvc.FeedReader, error) {
+	t := tokenFrom(r.Context())
+	if t == nil {
+		if !info.Settings.PublicFeed {
+			return dirsvc.FeedReader{}, dirsvc.Errorf(dirsvc.EForbiddenScope, "The change feed needs a client with the scope %s.", dirsvc.ScopeFeedRead)
+		}
+		return dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: dirsvc.Public}, Practitioners: info.Settings.AnyoneMayListPractitioners}, nil
+	}
+	v, err := s.viewer(r, dirsvc.ScopeFeedRead)
+	if err != nil {
+		return dirsvc.FeedReader{}, err
+	}
+	return dirsvc.FeedReader{Viewer: v, Practitioners: t.HasScope(dirsvc.ScopePractitionersRead)}, nil
+}
+
+// feedQuery reads the parameters of GET changes; a bad one is a 400 naming it.
+func (s *Server) feedQuery(q query, slug string, v dirsvc.Viewer) (FeedQuery, error) {
+	var fq FeedQuery
+	var err error
+	if fq.Limit, err = q.limit(dirsvc.DefaultFeedLimit, dirsvc.MaxFeedLimit); err != nil {
+		return fq, err
+	}
+	kinds, err := q.list("types", func(k string) bool { return slices.Contains(dirsvc.Kinds, dirsvc.Kind(k)) })
+	if err != nil {
+		return fq, err
+	}
+	for _, k := range kinds {
+		fq.Kinds = append(fq.Kinds, dirsvc.Kind(k))
+	}
+	expand, err := q.oneOf("expand", "entity")
+	if err != nil {
+		return fq, err
+	}
+	fq.Expand = expand == "entity"
+	since, ok := q.get("since")
+	if !ok {
+		fq.Oldest = true
+		return fq, nil
+	}
+	if len(since) > maxCursor {
+		return fq, dirsvc.InvalidParam("since", "since is at most %d characters", maxCursor)
+	}
+	pos, ok := s.cursors.openPosition(since, feedKey(slug, v))
+	n, err := strconv.ParseInt(pos, 10, 64)
+	if !ok || err != nil || n < 0 || strings.Trim(pos, "0123456789") != "" {
+		return fq, dirsvc.InvalidParam("since", "since is not a cursor this feed gave you")
+	}
+	fq.After = n
+	return fq, nil
+}
+
+func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request) {
+	q, err := readQuery(r, sinceParam, typesParam, expandParam, limitParam)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	slug := r.PathValue("dir")
+	dir, info, err := s.directory(r.Context(), slug)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	fr, err := s.feedReader(r, info)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	fq, err := s.feedQuery(q, slug, fr.Viewer)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	page, err := s.feed(r.Context(), slug, dir, fr, fq)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	body := appendFeedPage(make([]byte, 0, 256*len(page.Items)+256), page)
+	h := w.Header()
+	if tokenFrom(r.Context()) == nil {
+		h.Set("Cache-Control", "no-store") // a page grows as events are logged; clients' answers are private already
+	}
+	if fq.Expand && bytes.Contains(body, []byte(`"address"`)) {
+		setAttribution(h, info.Attribution)
+	}
+	setAudience(w, fr.Viewer.Audience)
+	etag, f := s.composed(body)
+	writeTagged(w, r, body, etag, f)
+}
+
+// appendFeedPage appends the JSON of a feed page: what json.Marshal gives, without re-checking
+// the stored views it carries (a page of 500 expanded records holds about a megabyte of them).
+func appendFeedPage(b []byte, p *FeedPage) []byte {
+	b = append(b, `{"items":[`...)
+	for i := range p.Items {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendFeedItem(b, &p.Items[i])
+	}
+	b = append(b, `],"nextCursor":`...)
+	b = strconv.AppendQuote(b, p.NextCursor)
+	b = append(b, `,"hasMore":`...)
+	b = strconv.AppendBool(b, p.HasMore)
+	return append(b, '}')
+}
+
+func appendFeedItem(b []byte, it *FeedItem) []byte {
+	// Public IDs, kinds, event types and cursors are ASCII without quotes or escapes (their
+	// formats are checked where they are made), so quoting them is JSON.
+	b = append(b, `{"publicId":`...)
+	b = strconv.AppendQuote(b, it.PublicID)
+	b = append(b, `,"entityType":`...)
+	b = strconv.AppendQuote(b, string(it.EntityType))
+	b = append(b, `,"version":`...)
+	b = strconv.AppendInt(b, it.Version, 10)
+	b = append(b, `,"localRevision":`...)
+	b = strconv.AppendInt(b, it.LocalRevision, 10)
+	b = append(b, `,"eventType":`...)
+	b = strconv.AppendQuote(b, it.EventType)
+	b = append(b, `,"cursor":`...)
+	b = strconv.AppendQuote(b, it.Cursor)
+	if it.SurvivorPublicID != "" {
+		b = append(b, `,"survivorPublicId":`...)
+		b = strconv.AppendQuote(b, it.SurvivorPublicID)
+	}
+	if it.Origin != "" {
+		o, _ := json.Marshal(it.Origin) // a string always encodes
+		b = append(b, `,"origin":`...)
+		b = append(b, o...)
+	}
+	b = append(b, `,"occurredAt":"`...)
+	b = it.OccurredAt.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	if it.Entity != nil {
+		b = append(b, `,"entity":`...)
+		b = append(b, it.Entity...)
+	}
+	return append(b, '}')
+}
