@@ -383,3 +383,19 @@ func (s *Store) PruneDeliveries(ctx context.Context, dir string, before time.Tim
 	n, _ := res.RowsAffected()
 	return int(n), nil
 }
+
+// ChangeHead returns the position of the latest event of a directory's change log (0 when it has
+// none): the webhook runners look at it to learn that a directory moved on, whichever process wrote.
+func (s *Store) ChangeHead(ctx context.Context, slug string) (int64, error) {
+	d, err := s.Directory(ctx, slug)
+	if err != nil {
+		return 0, err
+	}
+	d.gate.RLock()
+	defer d.gate.RUnlock()
+	var head int64
+	if err := d.readers.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM changes`).Scan(&head); err != nil {
+		return 0, fmt.Errorf("read the change log's head of %q: %w", slug, err)
+	}
+	return head, nil
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary"
+	"github.com/dirsvc/dirsvc/primary/webhook"
 	"github.com/dirsvc/dirsvc/primary/demo"
 	"github.com/dirsvc/dirsvc/replicate"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -168,9 +169,24 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			}
 		}
 	}
+	hooks := webhook.Config{Store: store, Clients: store, Feed: primary.WebhookFeed(handler, store.ChangeHead),
+		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: m.Log}
+	if rep != nil {
+		hooks.Replicate = func(ctx context.Context, dir string) error {
+			_, pending, err := replicateFiles(ctx, rep, m.Data, *replicaWait, dirsvc.FileName(dirsvc.WebhooksFile, dir))
+			if err == nil && pending {
+				err = errors.New("object storage did not confirm in time")
+			}
+			return err
+		}
+	}
+	if ps.Webhooks, err = webhook.New(hooks); err != nil {
+		return err
+	}
 	if err := ps.Mount(); err != nil {
 		return err
 	}
+	go ps.Webhooks.Run(ctx)
 	if rep != nil && *repToken != "" {
 		stream, err := replicate.Stream(rep, *repToken, func(ctx context.Context) (*dirsvc.Platform, error) {
 			p, err := store.Platform(ctx)
@@ -511,31 +527,45 @@ const shutdownStorageGrace = 5 * time.Second
 // directory's position, and "object-storage" as pending when the bucket did not confirm in time.
 func replicateWrite(ctx context.Context, rep *replicate.Replicator, data, dir string, wait time.Duration) (primary.Replication, error) {
 	var out primary.Replication
-	positions := map[string]uint64{}
-	for _, name := range []string{dirsvc.PlatformFile, dirsvc.FileName(dirsvc.DirectoryFile, dir), dirsvc.FileName(dirsvc.OpsFile, dir)} {
-		if _, err := os.Stat(dirsvc.FilePath(data, name)); err != nil {
-			continue // a directory's ops file appears with its first write
-		}
-		if _, err := rep.Add(ctx, name); err != nil { // created since the last look
-			return out, err
-		}
-		pos, err := rep.SyncFile(ctx, name)
-		if err != nil {
-			return out, err
-		}
-		positions[name] = pos
+	positions, pending, err := replicateFiles(ctx, rep, data, wait,
+		dirsvc.PlatformFile, dirsvc.FileName(dirsvc.DirectoryFile, dir), dirsvc.FileName(dirsvc.OpsFile, dir))
+	if err != nil {
+		return out, err
 	}
 	out.Position = positions[dirsvc.FileName(dirsvc.DirectoryFile, dir)]
 	out.Lineage = rep.Lineage(dirsvc.FileName(dirsvc.DirectoryFile, dir))
+	if pending {
+		out.Pending = []string{"object-storage"}
+	}
+	return out, nil
+}
+
+// replicateFiles syncs the named files of the data folder (those that exist: a directory's ops and
+// webhooks files appear with their first write) to the replica folder at once, and gives object
+// storage up to wait to hold them; pending is true when it did not confirm in time.
+func replicateFiles(ctx context.Context, rep *replicate.Replicator, data string, wait time.Duration, names ...string) (positions map[string]uint64, pending bool, err error) {
+	positions = map[string]uint64{}
+	for _, name := range names {
+		if _, err := os.Stat(dirsvc.FilePath(data, name)); err != nil {
+			continue
+		}
+		if _, err := rep.Add(ctx, name); err != nil { // created since the last look
+			return nil, false, err
+		}
+		pos, err := rep.SyncFile(ctx, name)
+		if err != nil {
+			return nil, false, err
+		}
+		positions[name] = pos
+	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for name, pos := range positions {
 		if !rep.Stored(wctx, name, pos) {
-			out.Pending = []string{"object-storage"}
-			break
+			return positions, true, nil
 		}
 	}
-	return out, nil
+	return positions, false, nil
 }
 
 // primaryStatus reports a primary's files and their positions, and whether its replicas hold every

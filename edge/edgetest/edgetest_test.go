@@ -59,7 +59,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
 		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy", "searchServices", "searchOrganisations", "autocomplete", "getNearestLocality",
 		"listCategories", "getCategory", "listCollections", "getCollection", "getOpenAPI",
-		"requestToken", "getJWKS", "putRecord", "transitionRecord",
+		"requestToken", "getJWKS", "putRecord", "transitionRecord", "listChanges",
 		"listWebhooks", "createWebhook", "getWebhook", "updateWebhook", "deleteWebhook", "rotateWebhookSecret",
 		"testWebhook", "listWebhookDeliveries", "getWebhookDelivery", "replayWebhookDelivery"}
 	var got []string

@@ -41,7 +41,7 @@ func (f *listFeed) Head(context.Context, string) (int64, error) {
 	return f.head, nil
 }
 
-func (f *listFeed) Page(_ context.Context, _ string, _ Caller, after int64, limit int) (FeedPage, error) {
+func (f *listFeed) Page(_ context.Context, _ string, _ dirsvc.FeedReader, after int64, limit int) (FeedPage, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p := FeedPage{Position: after}

@@ -21,18 +21,11 @@ import (
 type Feed interface {
 	// Head returns the position of the directory's latest change.
 	Head(ctx context.Context, dir string) (int64, error)
-	// Page returns the caller's items of the changes after a position, at most limit, with the cursor
+	// Page returns the reader's items of the changes after a position, at most limit, with the cursor
 	// after them and the position of the last change looked at (past the last item when the changes
-	// after it are none the caller may see).
-	Page(ctx context.Context, dir string, caller Caller, after int64, limit int) (FeedPage, error)
-}
-
-// Caller is who a message is made for: the endpoint's client as its grant stands when the message is
-// made.
-type Caller struct {
-	Viewer dirsvc.Viewer
-	// Practitioners: the client may receive practitioners in bulk (practitioners:read).
-	Practitioners bool
+	// after it are none the reader may see). The reader of an endpoint is its client, as the client's
+	// grant stands when the message is made.
+	Page(ctx context.Context, dir string, reader dirsvc.FeedReader, after int64, limit int) (FeedPage, error)
 }
 
 // FeedPage is a page of a caller's feed.
@@ -301,14 +294,16 @@ func (s *Service) step(ctx context.Context, dir, id string) (more bool, wait tim
 // nextMessage makes the endpoint's next message from its client's feed after its position, as the
 // client's grant stands now. It reports whether it made one or moved the position.
 func (s *Service) nextMessage(ctx context.Context, e *dirsvc.WebhookEndpoint) (bool, error) {
-	caller, err := s.callerOf(ctx, e.Directory, e.ClientID)
+	reader, err := s.readerOf(ctx, e.Directory, e.ClientID)
 	if errors.Is(err, errNoAccess) {
 		return false, s.setState(ctx, e, dirsvc.WebhookPaused, "the client no longer has the access webhooks need (feed:read and webhooks:manage in this directory)")
 	} else if err != nil {
 		return false, err
 	}
-	page, err := s.cfg.Feed.Page(ctx, e.Directory, caller, e.Position, MaxItems)
-	if err != nil {
+	page, err := s.cfg.Feed.Page(ctx, e.Directory, reader, e.Position, MaxItems)
+	if dirsvc.ErrorCode(err) == dirsvc.EGone {
+		return false, s.setState(ctx, e, dirsvc.WebhookDisabled, "the endpoint fell behind the change feed's retention: read GET changes from the oldest event, then register a new endpoint")
+	} else if err != nil {
 		return false, err
 	}
 	if page.Position <= e.Position {
@@ -352,19 +347,20 @@ type changesData struct {
 // errNoAccess: the endpoint's client is revoked, or lost its grant or the scopes webhooks need.
 var errNoAccess = errors.New("the client no longer has the access webhooks need")
 
-// callerOf returns who an endpoint's messages are made for, from its client's grant as it stands.
-func (s *Service) callerOf(ctx context.Context, dir, clientID string) (Caller, error) {
+// readerOf returns who an endpoint's messages are made for: its client, by the grant it holds now
+// (its tier, narrowing and practitioners:read), as GET changes reads for the client's token.
+func (s *Service) readerOf(ctx context.Context, dir, clientID string) (dirsvc.FeedReader, error) {
 	c, _, err := s.cfg.Clients.Client(ctx, clientID)
 	if errors.Is(err, dirsvc.ErrNotFound) {
-		return Caller{}, errNoAccess
+		return dirsvc.FeedReader{}, errNoAccess
 	} else if err != nil {
-		return Caller{}, err
+		return dirsvc.FeedReader{}, err
 	}
 	g := c.Grant(dir)
 	if c.Revoked || g == nil || !slices.Contains(g.Scopes, dirsvc.ScopeFeedRead) || !slices.Contains(g.Scopes, dirsvc.ScopeWebhooksManage) {
-		return Caller{}, errNoAccess
+		return dirsvc.FeedReader{}, errNoAccess
 	}
-	return Caller{Viewer: dirsvc.Viewer{Audience: g.Tier, Narrowing: g.Narrowing},
+	return dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: g.Tier, Narrowing: g.Narrowing},
 		Practitioners: slices.Contains(g.Scopes, dirsvc.ScopePractitionersRead)}, nil
 }
 
