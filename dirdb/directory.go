@@ -47,7 +47,7 @@ type Directory struct {
 	ops    *sql.DB    // ops.db, opened on first write
 
 	hmu   sync.Mutex // guards the opening of hooks (never held with wmu: see webhooks.go)
-	hooks *sql.DB    // webhooks.db, on the primary, opened on first use
+	hooks *hookDB    // webhooks.db, on the primary, opened on first use
 
 	infoMu sync.Mutex
 	info   cachedInfo

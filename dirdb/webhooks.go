@@ -42,7 +42,7 @@ func parseHookTime(s sql.NullString) (time.Time, error) {
 // file when there is none, else it returns nil for a directory that never had a webhook (reads
 // answer as of an empty file, and no file is made by merely looking). It fails on an edge, which
 // keeps no operational data.
-func (s *Store) hooksDB(ctx context.Context, dir string, create bool) (*sql.DB, error) {
+func (s *Store) hooksDB(ctx context.Context, dir string, create bool) (*hookDB, error) {
 	if s.replica {
 		return nil, errors.New("webhooks are kept on the primary only")
 	}
@@ -61,20 +61,106 @@ func (s *Store) hooksDB(ctx context.Context, dir string, create bool) (*sql.DB, 
 		if err != nil {
 			return nil, err
 		}
-		d.hooks = db
+		d.hooks = &hookDB{db: db}
 	}
 	return d.hooks, nil
 }
 
+// hookDB is a webhooks file's one connection, with its statements prepared once: runners make a few
+// statements a message, and parsing them was most of their cost.
+type hookDB struct {
+	db    *sql.DB
+	stmts stmtCache
+}
+
+func (h *hookDB) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	if tx != nil {
+		// The file has one connection, which the transaction holds: a statement is prepared on
+		// it before the transaction begins (ready), never inside it.
+		h.stmts.mu.Lock()
+		st := h.stmts.stmts[query]
+		h.stmts.mu.Unlock()
+		if st == nil {
+			return nil, errors.New("a webhooks statement was not made ready before its transaction")
+		}
+		return tx.StmtContext(ctx, st), nil
+	}
+	st, err := h.stmts.stmt(ctx, h.db, query)
+	if err != nil || st == nil {
+		if err == nil {
+			err = errors.New("the webhooks file's statements are too many to keep")
+		}
+		return nil, err
+	}
+	return st, nil
+}
+
+// begin prepares the statements a transaction will run, then begins it.
+func (h *hookDB) begin(ctx context.Context, queries ...string) (*sql.Tx, error) {
+	for _, q := range queries {
+		if _, err := h.stmt(ctx, nil, q); err != nil {
+			return nil, err
+		}
+	}
+	return h.db.BeginTx(ctx, nil)
+}
+
+// ExecContext, QueryContext and QueryRowContext run a statement kept prepared, in tx when not nil.
+func (h *hookDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return h.exec(ctx, nil, query, args...)
+}
+
+func (h *hookDB) exec(ctx context.Context, tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := h.stmt(ctx, tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (h *hookDB) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := h.stmt(ctx, nil, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (h *hookDB) queryRow(ctx context.Context, tx *sql.Tx, query string, args ...any) *sql.Row {
+	st, err := h.stmt(ctx, tx, query)
+	if err != nil {
+		return h.db.QueryRowContext(ctx, query, args...) // the error comes again, with the row
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+func (h *hookDB) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return h.queryRow(ctx, nil, query, args...)
+}
+
+func (h *hookDB) Close() error {
+	return errors.Join(h.stmts.close(), h.db.Close())
+}
+
 // hooksFor returns the directory's webhooks file for a change of an endpoint that must exist:
 // ErrNotFound when the directory never had a webhook.
-func (s *Store) hooksFor(ctx context.Context, dir string) (*sql.DB, error) {
+func (s *Store) hooksFor(ctx context.Context, dir string) (*hookDB, error) {
 	db, err := s.hooksDB(ctx, dir, false)
 	if err == nil && db == nil {
 		err = dirsvc.ErrNotFound
 	}
 	return db, err
 }
+
+// Statements run inside the webhooks file's transactions (prepared before each begins).
+const (
+	sqlMovePosition = `UPDATE endpoints SET position = ? WHERE id = ? AND position = ?`
+	sqlEnqueue      = `INSERT INTO deliveries (id, endpoint_id, kind, status, items, from_seq, to_seq, body, next_attempt, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlRound   = `UPDATE deliveries SET status = ?, rounds = ?, next_attempt = ? WHERE id = ? RETURNING seq`
+	sqlAttempt = `INSERT INTO attempts (delivery_seq, at, status, duration_ms, error) VALUES (?, ?, ?, ?, ?)`
+	sqlFailing = `UPDATE endpoints SET failing_since = ? WHERE id = ?`
+)
 
 const endpointColumns = `id, client_id, url, description, state, state_reason, secret, previous_secret,
 previous_until, position, failing_since, created_at, updated_at`
@@ -190,7 +276,7 @@ func (s *Store) AdvanceWebhook(ctx context.Context, dir, id string, from, to int
 	if err != nil {
 		return err
 	}
-	res, err := db.ExecContext(ctx, `UPDATE endpoints SET position = ? WHERE id = ? AND position = ?`, to, id, from)
+	res, err := db.ExecContext(ctx, sqlMovePosition, to, id, from)
 	if err != nil {
 		return fmt.Errorf("move webhook position: %w", err)
 	}
@@ -223,13 +309,13 @@ func (s *Store) EnqueueDelivery(ctx context.Context, dir string, d *dirsvc.Deliv
 	if err != nil {
 		return err
 	}
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx, sqlMovePosition, sqlEnqueue)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	if d.Kind == dirsvc.DeliveryChanges {
-		res, err := tx.ExecContext(ctx, `UPDATE endpoints SET position = ? WHERE id = ? AND position = ?`, d.To, d.Endpoint, d.From)
+		res, err := db.exec(ctx, tx, sqlMovePosition, d.To, d.Endpoint, d.From)
 		if err != nil {
 			return fmt.Errorf("move webhook position: %w", err)
 		}
@@ -237,8 +323,7 @@ func (s *Store) EnqueueDelivery(ctx context.Context, dir string, d *dirsvc.Deliv
 			return dirsvc.Errorf(dirsvc.EConflict, "webhook %s moved on from position %d, or is gone", d.Endpoint, d.From)
 		}
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (id, endpoint_id, kind, status, items, from_seq, to_seq, body, next_attempt, created_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, d.ID, d.Endpoint, d.Kind, d.Status, d.Items, d.From, d.To, d.Body,
+	_, err = db.exec(ctx, tx, sqlEnqueue, d.ID, d.Endpoint, d.Kind, d.Status, d.Items, d.From, d.To, d.Body,
 		hookTextOrNull(d.NextAttempt), hookText(d.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("enqueue delivery: %w", err)
@@ -342,13 +427,13 @@ func (s *Store) RecordRound(ctx context.Context, dir string, d *dirsvc.Delivery,
 	if err != nil {
 		return err
 	}
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := db.begin(ctx, sqlRound, sqlAttempt, sqlFailing)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	var seq int64
-	err = tx.QueryRowContext(ctx, `UPDATE deliveries SET status = ?, rounds = ?, next_attempt = ? WHERE id = ? RETURNING seq`,
+	err = db.queryRow(ctx, tx, sqlRound,
 		d.Status, d.Rounds, hookTextOrNull(d.NextAttempt), d.ID).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return dirsvc.ErrNotFound // its endpoint was deleted meanwhile
@@ -356,13 +441,13 @@ func (s *Store) RecordRound(ctx context.Context, dir string, d *dirsvc.Delivery,
 		return fmt.Errorf("record a round of attempts: %w", err)
 	}
 	for _, a := range tries {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO attempts (delivery_seq, at, status, duration_ms, error) VALUES (?, ?, ?, ?, ?)`,
+		if _, err := db.exec(ctx, tx, sqlAttempt,
 			seq, hookText(a.At), a.Status, a.DurationMs, a.Error); err != nil {
 			return fmt.Errorf("record an attempt: %w", err)
 		}
 	}
 	if d.Kind == dirsvc.DeliveryChanges {
-		if _, err := tx.ExecContext(ctx, `UPDATE endpoints SET failing_since = ? WHERE id = ?`, hookTextOrNull(failingSince), d.Endpoint); err != nil {
+		if _, err := db.exec(ctx, tx, sqlFailing, hookTextOrNull(failingSince), d.Endpoint); err != nil {
 			return fmt.Errorf("record an endpoint's failures: %w", err)
 		}
 	}

@@ -28,7 +28,7 @@ func (f *webhookFeed) Page(ctx context.Context, dir string, reader dirsvc.FeedRe
 	if err != nil {
 		return webhook.FeedPage{}, err
 	}
-	out := webhook.FeedPage{Items: make([]json.RawMessage, len(p.Items)), NextCursor: p.NextCursor, Position: p.Next}
+	out := webhook.FeedPage{Items: make([]json.RawMessage, len(p.Items)), NextCursor: p.NextCursor, Position: p.Next, More: p.HasMore}
 	for i := range p.Items {
 		if out.Items[i], err = json.Marshal(&p.Items[i]); err != nil {
 			return webhook.FeedPage{}, err

@@ -159,7 +159,7 @@ func (s *hookService) hookClient(t *testing.T, tier dirsvc.Audience, scopes ...s
 }
 
 // hookClientOf is hookClient with a grant of any directory and narrowing.
-func (s *hookService) hookClientOf(t *testing.T, g dirsvc.Grant) (*http.Client, string) {
+func (s *hookService) hookClientOf(t testing.TB, g dirsvc.Grant) (*http.Client, string) {
 	t.Helper()
 	g.Limit = dirsvc.DefaultPartnerLimit
 	c, secret, err := s.access.CreateClient(context.Background(), primary.NewClient{Name: "hooks", Directory: g.Directory,
@@ -179,7 +179,7 @@ type answer struct {
 	body   []byte
 }
 
-func call(t *testing.T, c *http.Client, method, url string, body any) answer {
+func call(t testing.TB, c *http.Client, method, url string, body any) answer {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -422,7 +422,7 @@ func (h *hookReceiver) itemsTo(t *testing.T, path string) []edge.FeedItem {
 }
 
 // harvestFeed reads a client's whole change feed.
-func harvestFeed(t *testing.T, c *http.Client, base string) []edge.FeedItem {
+func harvestFeed(t testing.TB, c *http.Client, base string) []edge.FeedItem {
 	t.Helper()
 	var items []edge.FeedItem
 	since := ""

@@ -28,11 +28,13 @@ type Feed interface {
 	Page(ctx context.Context, dir string, reader dirsvc.FeedReader, after int64, limit int) (FeedPage, error)
 }
 
-// FeedPage is a page of a caller's feed.
+// FeedPage is a page of a reader's feed. More reports whether the log held changes after Position
+// when the page was read.
 type FeedPage struct {
 	Items      []json.RawMessage
 	NextCursor string
 	Position   int64
+	More       bool
 }
 
 // MaxItems is the most items in one feed.changes message.
@@ -78,6 +80,7 @@ type Service struct {
 	guard *guard
 	send  *sender
 	slots chan struct{} // requests to receivers in flight
+	pages *pageCache
 
 	mu      sync.Mutex
 	runners map[runnerKey]chan struct{} // running endpoints, with the channel that wakes each
@@ -129,6 +132,7 @@ func New(cfg Config) (*Service, error) {
 		guard:   g,
 		send:    newSender(g, cfg.RootCAs, cfg.Timeout, cfg.QuickWaits, cfg.Now),
 		slots:   make(chan struct{}, cfg.Sending),
+		pages:   newPageCache(cfg.Now),
 		runners: map[runnerKey]chan struct{}{},
 	}, nil
 }
@@ -300,7 +304,9 @@ func (s *Service) nextMessage(ctx context.Context, e *dirsvc.WebhookEndpoint) (b
 	} else if err != nil {
 		return false, err
 	}
-	page, err := s.cfg.Feed.Page(ctx, e.Directory, reader, e.Position, MaxItems)
+	page, err := s.pages.page(ctx, e.Directory, reader, e.Position, MaxItems, func(ctx context.Context) (FeedPage, error) {
+		return s.cfg.Feed.Page(ctx, e.Directory, reader, e.Position, MaxItems)
+	})
 	if dirsvc.ErrorCode(err) == dirsvc.EGone {
 		return false, s.setState(ctx, e, dirsvc.WebhookDisabled, "the endpoint fell behind the change feed's retention: read GET changes from the oldest event, then register a new endpoint")
 	} else if err != nil {
