@@ -112,6 +112,9 @@ func (d *Directory) Changes(ctx context.Context, fr dirsvc.FeedReader, q dirsvc.
 		page.More = err == nil
 		return nil
 	})
+	if err == nil {
+		err = d.survivors(ctx, fr.Viewer, page.Changes)
+	}
 	if err == nil && q.Expand {
 		err = d.expand(ctx, fr.Viewer, page.Changes)
 	}
@@ -122,6 +125,23 @@ func (d *Directory) Changes(ctx context.Context, fr dirsvc.FeedReader, q dirsvc.
 		return dirsvc.ChangePage{}, fmt.Errorf("read the change feed: %w", err)
 	}
 	return page, nil
+}
+
+// survivors leaves out of merged tombstones a survivor the viewer cannot see now.
+func (d *Directory) survivors(ctx context.Context, v dirsvc.Viewer, cs []dirsvc.Change) error {
+	for i := range cs {
+		if cs[i].EventType != dirsvc.EventMerged || cs[i].Survivor == "" {
+			continue
+		}
+		seen, err := d.sees(ctx, cs[i].Survivor, v)
+		if err != nil {
+			return err
+		}
+		if !seen {
+			cs[i].Survivor = ""
+		}
+	}
+	return nil
 }
 
 // maxExpandBatch bounds the public IDs one statement of expand binds.
@@ -301,13 +321,6 @@ func (f *feedFilter) event(ctx context.Context, r changeRow) (dirsvc.Change, boo
 		if r.placement {
 			return c, false, nil
 		}
-		if c.EventType == dirsvc.EventMerged && c.Survivor != "" {
-			seen, err := f.d.sees(ctx, c.Survivor, v)
-			if err != nil || !seen {
-				c.Survivor = "" // merged into a record the reader cannot see
-			}
-			return c, true, err
-		}
 		return c, true, nil
 	}
 	was, err := f.inside(ctx, r, r.before)
@@ -346,7 +359,7 @@ func (f *feedFilter) inside(ctx context.Context, r changeRow, p sql.NullInt64) (
 		if dirsvc.Tombstone(r.EventType) {
 			return false, nil
 		}
-		return f.d.insideNarrowing(ctx, r.PublicID, v)
+		return f.d.insideNarrowingLocked(ctx, r.PublicID, v) // Changes holds the gate
 	}
 	facts, ok := f.places[p.Int64]
 	if !ok {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/dirdb"
 )
 
 // everyChange reads a reader's whole feed from the oldest event retained, a page of limit at a
@@ -85,6 +86,15 @@ FROM changes WHERE placement = 0)) FROM changes WHERE placement = 0`).Scan(&even
 			if last == 0 {
 				t.Fatalf("%s reads no event", a)
 			}
+			merged := false
+			for _, c := range everyChange(t, d, dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: a}}, limit) {
+				if c.EventType == dirsvc.EventMerged && c.PublicID == "svc_refuge" {
+					merged = c.Survivor == "svc_gp"
+				}
+			}
+			if !merged {
+				t.Errorf("%s: no merged tombstone of svc_refuge naming svc_gp", a)
+			}
 		}
 	}
 }
@@ -134,5 +144,36 @@ func TestPruningRaisesTheFloor(t *testing.T) {
 	}
 	if _, err := d.Changes(ctx, public, dirsvc.ChangeQuery{After: 5, Limit: 10}); dirsvc.ErrorCode(err) != dirsvc.EGone {
 		t.Fatalf("the old floor after pruning everything: %v, want gone", err)
+	}
+}
+
+// TestAReplicaServesTheFeed reads the feed of a copy opened as an edge opens its replicas
+// (read-only): the same events as the primary's.
+func TestAReplicaServesTheFeed(t *testing.T) {
+	ctx := context.Background()
+	s, d, _ := openSmall(t)
+	fr := dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: dirsvc.Professional}, Practitioners: true}
+	want := everyChange(t, d, fr, 500)
+	root := s.Root()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := dirdb.OpenReplica(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rd, err := r.Reader(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := everyChange(t, rd, fr, 7)
+	if len(got) == 0 || len(got) != len(want) {
+		t.Fatalf("the replica's feed holds %d events, the primary's %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Seq != want[i].Seq || got[i].EventType != want[i].EventType || got[i].PublicID != want[i].PublicID {
+			t.Fatalf("event %d: %+v on the replica, %+v on the primary", i, got[i], want[i])
+		}
 	}
 }

@@ -72,7 +72,7 @@ var goTypes = map[string]any{
 	"ServicePage": dirsvc.ServicePage{}, "LocationPage": dirsvc.LocationPage{},
 	"OrganisationLocation": dirsvc.OrganisationLocation{}, "OrganisationPage": OrganisationPageRead{},
 	"PractitionerPage": dirsvc.PractitionerPage{}, "Leadership": edge.Leadership{},
-	"ServiceList": ServiceList{}, "PractitionerList": PractitionerList{},
+	"ServiceList": ServiceList{}, "PractitionerList": PractitionerList{}, "FeedItem": FeedItemRead{}, "FeedPage": edge.FeedPage{},
 	"IdentifiedRecord": edge.IdentifiedRecord{}, "IdentifierSearch": IdentifierSearch{},
 	"Problem": edge.Problem{}, "DeveloperInfo": edge.DeveloperInfo{}, "FHIRInfo": edge.FHIRInfo{},
 	"TokenRequest": TokenRequest{}, "TokenResponse": primary.TokenResponse{}, "OAuthError": primary.OAuthError{},
@@ -96,6 +96,13 @@ var goTypes = map[string]any{
 type OrganisationRead struct {
 	dirsvc.OrganisationView
 	Leadership []dirsvc.LeaderView `json:"leadership,omitempty"`
+}
+
+// FeedItemRead is a feed item as a client reads it: its entity (a stored view written as it is) is a
+// record's brief representation.
+type FeedItemRead struct {
+	edge.FeedItem
+	Entity map[string]any `json:"entity,omitempty"`
 }
 
 type OrganisationPageRead struct {

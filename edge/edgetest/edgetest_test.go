@@ -58,7 +58,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 
 	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
 		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy", "searchServices", "searchOrganisations", "autocomplete", "getNearestLocality",
-		"listCategories", "getCategory", "listCollections", "getCollection", "getOpenAPI",
+		"listCategories", "listChanges", "getCategory", "listCollections", "getCollection", "getOpenAPI",
 		"requestToken", "getJWKS", "putRecord", "transitionRecord"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
