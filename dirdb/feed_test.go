@@ -116,6 +116,11 @@ func TestPruningRaisesTheFloor(t *testing.T) {
 	if _, err := d.Changes(ctx, public, dirsvc.ChangeQuery{After: 4, Limit: 10}); dirsvc.ErrorCode(err) != dirsvc.EGone {
 		t.Fatalf("a position below the floor: %v, want gone", err)
 	}
+	// A position ahead of the copy (a cursor from a primary an edge lags behind) reads an empty page
+	// that stays there.
+	if p, err := d.Changes(ctx, public, dirsvc.ChangeQuery{After: 1 << 40, Limit: 10}); err != nil || len(p.Changes) != 0 || p.Next != 1<<40 || p.More {
+		t.Fatalf("a position ahead of the log: %+v, %v", p, err)
+	}
 	left := everyChange(t, d, public, 500)
 	var want []dirsvc.Change
 	for _, c := range all {
@@ -175,5 +180,43 @@ func TestAReplicaServesTheFeed(t *testing.T) {
 		if got[i].Seq != want[i].Seq || got[i].EventType != want[i].EventType || got[i].PublicID != want[i].PublicID {
 			t.Fatalf("event %d: %+v on the replica, %+v on the primary", i, got[i], want[i])
 		}
+	}
+}
+
+// TestRepublishingFillsTheFeedsPlacements holds a directory whose placements were never kept (a
+// file of a build before them) to being stale, and republishing it to keeping every record's
+// placement again without logging an event.
+func TestRepublishingFillsTheFeedsPlacements(t *testing.T) {
+	ctx := context.Background()
+	s, d, _ := openSmall(t)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.Root(), "dirs", "small", "directory.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	state := func() (places, events int) {
+		if err := db.QueryRow("SELECT (SELECT count(*) FROM feed_places WHERE place_id != 0), (SELECT count(*) FROM changes)").Scan(&places, &events); err != nil {
+			t.Fatal(err)
+		}
+		return places, events
+	}
+	places, events := state()
+	if places == 0 {
+		t.Fatal("the import placed no record")
+	}
+	if _, err := db.Exec("DELETE FROM feed_places; UPDATE projection SET feed_filled = 0"); err != nil {
+		t.Fatal(err)
+	}
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || !stale {
+		t.Fatalf("a directory without the feed's placements not said stale: %v %v", stale, err)
+	}
+	if st, err := d.Republish(ctx); err != nil || st.Events != 0 {
+		t.Fatalf("republish: %+v, %v", st, err)
+	}
+	if p, e := state(); p != places || e != events {
+		t.Errorf("republishing placed %d records and left %d events; the import %d and %d", p, e, places, events)
+	}
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || stale {
+		t.Errorf("the directory is still said stale: %v %v", stale, err)
 	}
 }
