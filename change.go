@@ -44,6 +44,8 @@ type ChangeQuery struct {
 	Kinds []Kind
 	// Limit is the most events returned.
 	Limit int
+	// Expand asks for each event's record as the reader sees it now (Change.View).
+	Expand bool
 }
 
 // Change is one event of a directory's change log as one reader receives it: projected for its
@@ -58,6 +60,9 @@ type Change struct {
 	Survivor      string // merged tombstones
 	Origin        string // mirrored records
 	At            time.Time
+	// View is, with ChangeQuery.Expand, the record's stored view as the reader sees it now; nil for
+	// a tombstone and for a record the reader no longer sees.
+	View []byte
 }
 
 // ChangePage is a page of a reader's change feed. Next is the position the following page starts

@@ -3,8 +3,10 @@ package dirdb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +41,7 @@ func feedStatements() map[string]sqlCond {
 		"floor": {floorSQL, nil}, "change rows": {changeRowsSQL, []any{10, 500}}, "more changes": {moreChangesSQL, []any{10}},
 		"placement": {placeSQL, []any{1}}, "prune": {pruneSQL, []any{0, 1000}},
 		"feed placement of a record": {feedPlaceSQL, []any{"svc_gp"}}, "origin of a record": {originSQL, []any{"svc_gp"}},
+		"views": {expandSQL(3), []any{"svc_gp", "loc_harbour", "org_harbour", int64(1)}},
 	}
 }
 
@@ -109,6 +112,12 @@ func (d *Directory) Changes(ctx context.Context, fr dirsvc.FeedReader, q dirsvc.
 		page.More = err == nil
 		return nil
 	})
+	if err == nil {
+		err = d.survivors(ctx, fr.Viewer, page.Changes)
+	}
+	if err == nil && q.Expand {
+		err = d.expand(ctx, fr.Viewer, page.Changes)
+	}
 	if err != nil {
 		if dirsvc.ErrorCode(err) == dirsvc.EGone {
 			return dirsvc.ChangePage{}, err
@@ -118,28 +127,168 @@ func (d *Directory) Changes(ctx context.Context, fr dirsvc.FeedReader, q dirsvc.
 	return page, nil
 }
 
-// changeRows reads up to n change-log rows after the sequence after.
+// survivors leaves out of merged tombstones a survivor the viewer cannot see now.
+func (d *Directory) survivors(ctx context.Context, v dirsvc.Viewer, cs []dirsvc.Change) error {
+	for i := range cs {
+		if cs[i].EventType != dirsvc.EventMerged || cs[i].Survivor == "" {
+			continue
+		}
+		seen, err := d.sees(ctx, cs[i].Survivor, v)
+		if err != nil {
+			return err
+		}
+		if !seen {
+			cs[i].Survivor = ""
+		}
+	}
+	return nil
+}
+
+// maxExpandBatch bounds the public IDs one statement of expand binds.
+const maxExpandBatch = 500
+
+// expand gives each change but a tombstone its record's view for the viewer now, if it has one:
+// for a viewer narrowed to areas or categories each is read as a single read is (Record, which
+// checks the narrowing); for any other, the views are read maxExpandBatch at a time by the
+// projections' primary key (a narrowing to record kinds has already left out the other kinds).
+func (d *Directory) expand(ctx context.Context, v dirsvc.Viewer, cs []dirsvc.Change) error {
+	if len(v.Narrowing.Areas)+len(v.Narrowing.Categories) > 0 {
+		for i := range cs {
+			if dirsvc.Tombstone(cs[i].EventType) {
+				continue
+			}
+			st, err := d.Record(ctx, cs[i].PublicID, v)
+			if errors.Is(err, dirsvc.ErrNotFound) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			if st.View != nil {
+				cs[i].View = st.View.Body
+			}
+		}
+		return nil
+	}
+	at := map[string][]int{}
+	var ids []any
+	for i := range cs {
+		if !dirsvc.Tombstone(cs[i].EventType) {
+			if _, ok := at[cs[i].PublicID]; !ok {
+				ids = append(ids, cs[i].PublicID)
+			}
+			at[cs[i].PublicID] = append(at[cs[i].PublicID], i)
+		}
+	}
+	for batch := range slices.Chunk(ids, maxExpandBatch) {
+		err := d.longRead(ctx, func(ctx context.Context) error {
+			// One statement, prepared once: a short batch binds "" (no record) in the rest.
+			args := make([]any, maxExpandBatch+1)
+			for i := range maxExpandBatch {
+				args[i] = ""
+			}
+			copy(args, batch)
+			args[maxExpandBatch] = audienceBit(v.Audience)
+			rows, err := d.lists.query(ctx, d.readers, expandViewsSQL, args...)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id string
+				var body []byte
+				if err := rows.Scan(&id, &body); err != nil {
+					return err
+				}
+				for _, i := range at[id] {
+					cs[i].View = body
+				}
+			}
+			return rows.Err()
+		})
+		if err != nil {
+			return fmt.Errorf("read the views of the feed: %w", err)
+		}
+	}
+	return nil
+}
+
+// expandViewsSQL reads the views of maxExpandBatch records for an audience bit.
+var expandViewsSQL = expandSQL(maxExpandBatch)
+
+// expandSQL is the statement that reads the views of n records for an audience bit.
+func expandSQL(n int) string {
+	return "SELECT public_id, body FROM projections WHERE public_id IN (" + placeholders(n) + ") AND audiences & ? != 0"
+}
+
+// changeRows reads up to n change-log rows after the sequence after. It reads through the driver
+// itself: a harvest reads hundreds of thousands of rows, and database/sql's conversions of each
+// column cost as much as SQLite's step.
 func (d *Directory) changeRows(ctx context.Context, after int64, n int) ([]changeRow, error) {
-	rows, err := d.readers.QueryContext(ctx, changeRowsSQL, after, n)
+	conn, err := d.readers.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []changeRow
-	for rows.Next() {
-		var r changeRow
-		var kind, at string
-		if err := rows.Scan(&r.Seq, &kind, &r.PublicID, &r.Version, &r.LocalRevision, &r.EventType, &r.Survivor,
-			&r.Origin, &r.audiences, &at, &r.before, &r.after, &r.placement); err != nil {
-			return nil, err
+	defer conn.Close()
+	out := make([]changeRow, 0, n)
+	err = conn.Raw(func(dc any) error {
+		pc, ok := dc.(driver.ConnPrepareContext)
+		if !ok {
+			return errors.New("the driver cannot prepare with a context")
 		}
-		r.Kind = dirsvc.Kind(kind)
-		if r.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
-			return nil, fmt.Errorf("change %d: bad time %q: %w", r.Seq, at, err)
+		st, err := pc.PrepareContext(ctx, changeRowsSQL)
+		if err != nil {
+			return err
 		}
-		out = append(out, r)
+		defer st.Close()
+		rows, err := st.(driver.StmtQueryContext).QueryContext(ctx, []driver.NamedValue{{Ordinal: 1, Value: after}, {Ordinal: 2, Value: int64(n)}})
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		v := make([]driver.Value, 13)
+		for {
+			switch err := rows.Next(v); {
+			case errors.Is(err, io.EOF):
+				return nil
+			case err != nil:
+				return err
+			}
+			r, err := changeRowOf(v)
+			if err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+	})
+	return out, err
+}
+
+// changeRowOf reads a row of changeColumns.
+func changeRowOf(v []driver.Value) (changeRow, error) {
+	var r changeRow
+	str := func(x driver.Value) string {
+		switch s := x.(type) {
+		case string:
+			return s
+		case []byte:
+			return string(s)
+		}
+		return ""
 	}
-	return out, rows.Err()
+	num := func(x driver.Value) sql.NullInt64 {
+		n, ok := x.(int64)
+		return sql.NullInt64{Int64: n, Valid: ok}
+	}
+	r.Seq, r.Kind, r.PublicID = num(v[0]).Int64, dirsvc.Kind(str(v[1])), str(v[2])
+	r.Version, r.LocalRevision, r.EventType = num(v[3]).Int64, num(v[4]).Int64, str(v[5])
+	r.Survivor, r.Origin, r.audiences = str(v[6]), str(v[7]), num(v[8]).Int64
+	r.before, r.after, r.placement = num(v[10]), num(v[11]), num(v[12]).Int64 != 0
+	at := str(v[9])
+	var err error
+	if r.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
+		return r, fmt.Errorf("change %d: bad time %q: %w", r.Seq, at, err)
+	}
+	return r, nil
 }
 
 // feedFilter decides what one reader receives of each change-log row.
@@ -171,13 +320,6 @@ func (f *feedFilter) event(ctx context.Context, r changeRow) (dirsvc.Change, boo
 	if len(v.Narrowing.Areas)+len(v.Narrowing.Categories) == 0 {
 		if r.placement {
 			return c, false, nil
-		}
-		if c.EventType == dirsvc.EventMerged && c.Survivor != "" {
-			seen, err := f.d.sees(ctx, c.Survivor, v)
-			if err != nil || !seen {
-				c.Survivor = "" // merged into a record the reader cannot see
-			}
-			return c, true, err
 		}
 		return c, true, nil
 	}
@@ -217,7 +359,7 @@ func (f *feedFilter) inside(ctx context.Context, r changeRow, p sql.NullInt64) (
 		if dirsvc.Tombstone(r.EventType) {
 			return false, nil
 		}
-		return f.d.insideNarrowing(ctx, r.PublicID, v)
+		return f.d.insideNarrowingLocked(ctx, r.PublicID, v) // Changes holds the gate
 	}
 	facts, ok := f.places[p.Int64]
 	if !ok {

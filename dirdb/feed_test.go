@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/dirdb"
 )
 
 // everyChange reads a reader's whole feed from the oldest event retained, a page of limit at a
@@ -85,6 +86,15 @@ FROM changes WHERE placement = 0)) FROM changes WHERE placement = 0`).Scan(&even
 			if last == 0 {
 				t.Fatalf("%s reads no event", a)
 			}
+			merged := false
+			for _, c := range everyChange(t, d, dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: a}}, limit) {
+				if c.EventType == dirsvc.EventMerged && c.PublicID == "svc_refuge" {
+					merged = c.Survivor == "svc_gp"
+				}
+			}
+			if !merged {
+				t.Errorf("%s: no merged tombstone of svc_refuge naming svc_gp", a)
+			}
 		}
 	}
 }
@@ -105,6 +115,11 @@ func TestPruningRaisesTheFloor(t *testing.T) {
 	}
 	if _, err := d.Changes(ctx, public, dirsvc.ChangeQuery{After: 4, Limit: 10}); dirsvc.ErrorCode(err) != dirsvc.EGone {
 		t.Fatalf("a position below the floor: %v, want gone", err)
+	}
+	// A position ahead of the copy (a cursor from a primary an edge lags behind) reads an empty page
+	// that stays there.
+	if p, err := d.Changes(ctx, public, dirsvc.ChangeQuery{After: 1 << 40, Limit: 10}); err != nil || len(p.Changes) != 0 || p.Next != 1<<40 || p.More {
+		t.Fatalf("a position ahead of the log: %+v, %v", p, err)
 	}
 	left := everyChange(t, d, public, 500)
 	var want []dirsvc.Change
@@ -134,5 +149,74 @@ func TestPruningRaisesTheFloor(t *testing.T) {
 	}
 	if _, err := d.Changes(ctx, public, dirsvc.ChangeQuery{After: 5, Limit: 10}); dirsvc.ErrorCode(err) != dirsvc.EGone {
 		t.Fatalf("the old floor after pruning everything: %v, want gone", err)
+	}
+}
+
+// TestAReplicaServesTheFeed reads the feed of a copy opened as an edge opens its replicas
+// (read-only): the same events as the primary's.
+func TestAReplicaServesTheFeed(t *testing.T) {
+	ctx := context.Background()
+	s, d, _ := openSmall(t)
+	fr := dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: dirsvc.Professional}, Practitioners: true}
+	want := everyChange(t, d, fr, 500)
+	root := s.Root()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := dirdb.OpenReplica(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rd, err := r.Reader(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := everyChange(t, rd, fr, 7)
+	if len(got) == 0 || len(got) != len(want) {
+		t.Fatalf("the replica's feed holds %d events, the primary's %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Seq != want[i].Seq || got[i].EventType != want[i].EventType || got[i].PublicID != want[i].PublicID {
+			t.Fatalf("event %d: %+v on the replica, %+v on the primary", i, got[i], want[i])
+		}
+	}
+}
+
+// TestRepublishingFillsTheFeedsPlacements holds a directory whose placements were never kept (a
+// file of a build before them) to being stale, and republishing it to keeping every record's
+// placement again without logging an event.
+func TestRepublishingFillsTheFeedsPlacements(t *testing.T) {
+	ctx := context.Background()
+	s, d, _ := openSmall(t)
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.Root(), "dirs", "small", "directory.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	state := func() (places, events int) {
+		if err := db.QueryRow("SELECT (SELECT count(*) FROM feed_places WHERE place_id != 0), (SELECT count(*) FROM changes)").Scan(&places, &events); err != nil {
+			t.Fatal(err)
+		}
+		return places, events
+	}
+	places, events := state()
+	if places == 0 {
+		t.Fatal("the import placed no record")
+	}
+	if _, err := db.Exec("DELETE FROM feed_places; UPDATE projection SET feed_filled = 0"); err != nil {
+		t.Fatal(err)
+	}
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || !stale {
+		t.Fatalf("a directory without the feed's placements not said stale: %v %v", stale, err)
+	}
+	if st, err := d.Republish(ctx); err != nil || st.Events != 0 {
+		t.Fatalf("republish: %+v, %v", st, err)
+	}
+	if p, e := state(); p != places || e != events {
+		t.Errorf("republishing placed %d records and left %d events; the import %d and %d", p, e, places, events)
+	}
+	if stale, err := s.StaleViews(ctx, "small"); err != nil || stale {
+		t.Errorf("the directory is still said stale: %v %v", stale, err)
 	}
 }

@@ -158,10 +158,18 @@ func (d *Directory) insideNarrowing(ctx context.Context, publicID string, v dirs
 	if !v.Narrowing.Narrowed() {
 		return true, nil
 	}
-	kind := dirsvc.KindOfID(publicID)
-	c := inside(kind, "r.public_id", v)
 	d.gate.RLock()
 	defer d.gate.RUnlock()
+	return d.insideNarrowingLocked(ctx, publicID, v)
+}
+
+// insideNarrowingLocked is insideNarrowing for a caller that holds the gate's read side.
+func (d *Directory) insideNarrowingLocked(ctx context.Context, publicID string, v dirsvc.Viewer) (bool, error) {
+	if !v.Narrowing.Narrowed() {
+		return true, nil
+	}
+	kind := dirsvc.KindOfID(publicID)
+	c := inside(kind, "r.public_id", v)
 	var one int
 	err := d.readers.QueryRowContext(ctx, "SELECT 1 FROM records r WHERE r.public_id = ? AND "+c.sql,
 		append([]any{publicID}, c.args...)...).Scan(&one)

@@ -28,8 +28,8 @@ func (d *Directory) Republish(ctx context.Context) (dirsvc.ImportStats, error) {
 }
 
 // StaleViews reports whether the stored views of the directory were made by an older version of
-// the projection rules than dirsvc.ProjectionVersion, or its narrowing keys or search documents were
-// never made (Republish makes them all anew). It reads the file
+// the projection rules than dirsvc.ProjectionVersion, or its narrowing keys, search documents or the
+// feed's placements (feedwrite.go) were never made (Republish makes them all anew). It reads the file
 // with a connection of its own, without opening the directory: a primary asks it of every directory
 // at start, and opens only those it must republish.
 func (s *Store) StaleViews(ctx context.Context, slug string) (bool, error) {
@@ -45,14 +45,14 @@ func (s *Store) StaleViews(ctx context.Context, slug string) (bool, error) {
 		return false, err
 	}
 	defer db.Close()
-	var v, filled, searchFilled int
-	err = db.QueryRowContext(ctx, "SELECT version, narrowing_filled, search_filled FROM projection WHERE id = 1").Scan(&v, &filled, &searchFilled)
+	var v, filled, searchFilled, feedFilled int
+	err = db.QueryRowContext(ctx, "SELECT version, narrowing_filled, search_filled, feed_filled FROM projection WHERE id = 1").Scan(&v, &filled, &searchFilled, &feedFilled)
 	if err != nil && (strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "no such column")) {
 		return true, nil // a file of a build before versions (narrowing keys, search documents) were kept
 	} else if err != nil {
 		return false, fmt.Errorf("read the projection version of %q: %w", slug, err)
 	}
-	return v < dirsvc.ProjectionVersion || filled == 0 || searchFilled == 0, nil
+	return v < dirsvc.ProjectionVersion || filled == 0 || searchFilled == 0 || feedFilled == 0, nil
 }
 
 // Release closes a directory that is open and not in use, so a process that opened many at once (a

@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"hash"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -85,6 +86,40 @@ func (k *cursorKeys) seal(after, key string) string {
 	cipher.NewCTR(k.block, iv).XORKeyStream(ct, []byte(after))
 	blob = append(blob, ct...)
 	blob = append(blob, cursorMAC(k.macKey, key, blob)[:cursorTagSize]...)
+	return base64.RawURLEncoding.EncodeToString(blob)
+}
+
+// sealer seals many cursors for one query key, with the HMACs made once (a feed page seals one
+// cursor per item). It is not safe for concurrent use.
+type sealer struct {
+	k       *cursorKeys
+	key     string
+	iv      hash.Hash
+	tag     hash.Hash
+	ct, iv0 []byte
+}
+
+func (k *cursorKeys) sealer(key string) *sealer {
+	return &sealer{k: k, key: key, iv: hmac.New(sha256.New, k.ivKey), tag: hmac.New(sha256.New, k.macKey)}
+}
+
+// seal returns the cursor k.seal(after, key) returns.
+func (sl *sealer) seal(after string) string {
+	mac := func(h hash.Hash, data []byte) []byte {
+		h.Reset()
+		h.Write([]byte(sl.key))
+		h.Write(data)
+		return h.Sum(sl.iv0[:0])
+	}
+	sl.iv0 = mac(sl.iv, []byte(after))
+	iv := sl.iv0[:cursorIVSize]
+	blob := make([]byte, 0, 1+cursorIVSize+len(after)+cursorTagSize)
+	blob = append(blob, cursorVersion)
+	blob = append(blob, iv...)
+	sl.ct = append(sl.ct[:0], after...)
+	cipher.NewCTR(sl.k.block, iv).XORKeyStream(sl.ct, sl.ct)
+	blob = append(blob, sl.ct...)
+	blob = append(blob, mac(sl.tag, blob)[:cursorTagSize]...)
 	return base64.RawURLEncoding.EncodeToString(blob)
 }
 

@@ -70,27 +70,17 @@ func (s *Server) Feed(ctx context.Context, slug string, fr dirsvc.FeedReader, q 
 }
 
 func (s *Server) feed(ctx context.Context, slug string, dir dirsvc.DirectoryReader, fr dirsvc.FeedReader, q FeedQuery) (*FeedPage, error) {
-	cp, err := dir.Changes(ctx, fr, dirsvc.ChangeQuery{After: q.After, Oldest: q.Oldest, Kinds: q.Kinds, Limit: q.Limit})
+	cp, err := dir.Changes(ctx, fr, dirsvc.ChangeQuery{After: q.After, Oldest: q.Oldest, Kinds: q.Kinds, Limit: q.Limit, Expand: q.Expand})
 	if err != nil {
 		return nil, err
 	}
-	key := feedKey(slug, fr.Viewer)
+	sl := s.cursors.sealer(feedKey(slug, fr.Viewer))
 	page := &FeedPage{Items: make([]FeedItem, 0, len(cp.Changes)), HasMore: cp.More, Next: cp.Next,
-		NextCursor: s.cursors.seal(strconv.FormatInt(cp.Next, 10), key)}
+		NextCursor: sl.seal(strconv.FormatInt(cp.Next, 10))}
 	for _, c := range cp.Changes {
-		it := FeedItem{PublicID: c.PublicID, EntityType: c.Kind, Version: c.Version, LocalRevision: c.LocalRevision,
-			EventType: c.EventType, Cursor: s.cursors.seal(strconv.FormatInt(c.Seq, 10), key),
-			SurvivorPublicID: c.Survivor, Origin: c.Origin, OccurredAt: c.At.UTC(), Seq: c.Seq}
-		if q.Expand && !dirsvc.Tombstone(c.EventType) {
-			st, err := dir.Record(ctx, c.PublicID, fr.Viewer)
-			if err != nil && dirsvc.ErrorCode(err) != dirsvc.ENotFound {
-				return nil, err
-			}
-			if err == nil && st.View != nil {
-				it.Entity = st.View.Body
-			}
-		}
-		page.Items = append(page.Items, it)
+		page.Items = append(page.Items, FeedItem{PublicID: c.PublicID, EntityType: c.Kind, Version: c.Version,
+			LocalRevision: c.LocalRevision, EventType: c.EventType, Cursor: sl.seal(strconv.FormatInt(c.Seq, 10)),
+			SurvivorPublicID: c.Survivor, Origin: c.Origin, OccurredAt: c.At.UTC(), Entity: c.View, Seq: c.Seq})
 	}
 	return page, nil
 }
@@ -187,7 +177,11 @@ func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	body := appendFeedPage(make([]byte, 0, 256*len(page.Items)+256), page)
+	size := 256
+	for _, it := range page.Items {
+		size += 320 + len(it.Entity)
+	}
+	body := appendFeedPage(make([]byte, 0, size), page)
 	h := w.Header()
 	if tokenFrom(r.Context()) == nil {
 		h.Set("Cache-Control", "no-store") // a page grows as events are logged; clients' answers are private already
@@ -211,35 +205,46 @@ func appendFeedPage(b []byte, p *FeedPage) []byte {
 		b = appendFeedItem(b, &p.Items[i])
 	}
 	b = append(b, `],"nextCursor":`...)
-	b = strconv.AppendQuote(b, p.NextCursor)
+	b = appendPlain(b, p.NextCursor)
 	b = append(b, `,"hasMore":`...)
 	b = strconv.AppendBool(b, p.HasMore)
 	return append(b, '}')
 }
 
+// appendPlain appends s as a JSON string: as it is, quoted, when it holds only ASCII letters,
+// digits and _ - . : (public IDs, kinds, event types, cursors), else as encoding/json writes it.
+func appendPlain(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' || c == ':') {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 func appendFeedItem(b []byte, it *FeedItem) []byte {
-	// Public IDs, kinds, event types and cursors are ASCII without quotes or escapes (their
-	// formats are checked where they are made), so quoting them is JSON.
 	b = append(b, `{"publicId":`...)
-	b = strconv.AppendQuote(b, it.PublicID)
+	b = appendPlain(b, it.PublicID)
 	b = append(b, `,"entityType":`...)
-	b = strconv.AppendQuote(b, string(it.EntityType))
+	b = appendPlain(b, string(it.EntityType))
 	b = append(b, `,"version":`...)
 	b = strconv.AppendInt(b, it.Version, 10)
 	b = append(b, `,"localRevision":`...)
 	b = strconv.AppendInt(b, it.LocalRevision, 10)
 	b = append(b, `,"eventType":`...)
-	b = strconv.AppendQuote(b, it.EventType)
+	b = appendPlain(b, it.EventType)
 	b = append(b, `,"cursor":`...)
-	b = strconv.AppendQuote(b, it.Cursor)
+	b = appendPlain(b, it.Cursor)
 	if it.SurvivorPublicID != "" {
 		b = append(b, `,"survivorPublicId":`...)
-		b = strconv.AppendQuote(b, it.SurvivorPublicID)
+		b = appendPlain(b, it.SurvivorPublicID)
 	}
 	if it.Origin != "" {
-		o, _ := json.Marshal(it.Origin) // a string always encodes
 		b = append(b, `,"origin":`...)
-		b = append(b, o...)
+		b = appendPlain(b, it.Origin)
 	}
 	b = append(b, `,"occurredAt":"`...)
 	b = it.OccurredAt.AppendFormat(b, time.RFC3339Nano)

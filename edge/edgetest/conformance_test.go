@@ -73,7 +73,7 @@ var goTypes = map[string]any{
 	"ServicePage": dirsvc.ServicePage{}, "LocationPage": dirsvc.LocationPage{},
 	"OrganisationLocation": dirsvc.OrganisationLocation{}, "OrganisationPage": OrganisationPageRead{},
 	"PractitionerPage": dirsvc.PractitionerPage{}, "Leadership": edge.Leadership{},
-	"ServiceList": ServiceList{}, "PractitionerList": PractitionerList{},
+	"ServiceList": ServiceList{}, "PractitionerList": PractitionerList{}, "FeedItem": FeedItemRead{}, "FeedPage": edge.FeedPage{},
 	"IdentifiedRecord": edge.IdentifiedRecord{}, "IdentifierSearch": IdentifierSearch{},
 	"Problem": edge.Problem{}, "DeveloperInfo": edge.DeveloperInfo{}, "FHIRInfo": edge.FHIRInfo{},
 	"TokenRequest": TokenRequest{}, "TokenResponse": primary.TokenResponse{}, "OAuthError": primary.OAuthError{},
@@ -88,7 +88,7 @@ var goTypes = map[string]any{
 	"WebhookEndpoint":    webhook.EndpointView{}, "WebhookEndpointList": webhook.EndpointList{}, "WebhookSettings": webhook.Settings{},
 	"WebhookDelivery": dirsvc.Delivery{}, "WebhookDeliveryList": webhook.DeliveryList{}, "WebhookDeliveryDetail": webhook.DeliveryDetail{},
 	"WebhookAttempt": dirsvc.Attempt{}, "WebhookSent": webhook.Sent{}, "WebhookPayloadPreview": webhook.Preview{},
-	"WebhookPreviewItem": webhook.PreviewItem{}, "FeedPage": edge.FeedPage{}, "FeedItem": edge.FeedItem{},
+	"WebhookPreviewItem": webhook.PreviewItem{},
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:
@@ -101,6 +101,13 @@ var goTypes = map[string]any{
 type OrganisationRead struct {
 	dirsvc.OrganisationView
 	Leadership []dirsvc.LeaderView `json:"leadership,omitempty"`
+}
+
+// FeedItemRead is a feed item as a client reads it: its entity (a stored view written as it is) is a
+// record's brief representation.
+type FeedItemRead struct {
+	edge.FeedItem
+	Entity map[string]any `json:"entity,omitempty"`
 }
 
 type OrganisationPageRead struct {
