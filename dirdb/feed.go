@@ -423,10 +423,11 @@ func (d *Directory) sees(ctx context.Context, id string, v dirsvc.Viewer) (bool,
 
 // PruneChanges removes up to maxEvents events logged before the time before, oldest first, and raises
 // the floor below which a cursor answers 410 to the last one removed. It returns how many it
-// removed: the primary calls it again while that is maxEvents. Each call is one write of bounded size.
+// removed: the primary calls it again while that is maxEvents. Each call is one write of bounded size,
+// and never waits for another write: while one is under way (an import) it answers ErrWriteBusy.
 func (d *Directory) PruneChanges(ctx context.Context, before time.Time, maxEvents int) (int, error) {
 	var n int
-	_, err := d.write(ctx, func(w *writeTx) error {
+	_, err := d.tryWrite(ctx, func(w *writeTx) error {
 		n = 0
 		var floor int64
 		if err := w.pub.QueryRowContext(w.ctx, floorSQL).Scan(&floor); err != nil {

@@ -71,6 +71,25 @@ func (w *writeTx) execResult(tx *sql.Tx, query string, args ...any) (sql.Result,
 func (d *Directory) write(ctx context.Context, fn func(w *writeTx) error) (dirsvc.ImportStats, error) {
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
+	return d.writeLocked(ctx, fn)
+}
+
+// ErrWriteBusy: a background write found the directory busy with another write (an import, say) and
+// did not wait for it.
+var ErrWriteBusy = errors.New("the directory is busy with another write")
+
+// tryWrite is write for background work (pruning), which never queues behind another write: it
+// answers ErrWriteBusy at once when one is under way in this process.
+func (d *Directory) tryWrite(ctx context.Context, fn func(w *writeTx) error) (dirsvc.ImportStats, error) {
+	if !d.wmu.TryLock() {
+		return dirsvc.ImportStats{}, ErrWriteBusy
+	}
+	defer d.wmu.Unlock()
+	return d.writeLocked(ctx, fn)
+}
+
+// writeLocked is write, with wmu held.
+func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) (dirsvc.ImportStats, error) {
 	if d.writer == nil {
 		return dirsvc.ImportStats{}, errReplica
 	}

@@ -187,6 +187,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		return err
 	}
 	go ps.Webhooks.Run(ctx)
+	go m.pruneChanges(ctx, store)
 	if rep != nil && *repToken != "" {
 		stream, err := replicate.Stream(rep, *repToken, func(ctx context.Context) (*dirsvc.Platform, error) {
 			p, err := store.Platform(ctx)
@@ -215,6 +216,38 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	}
 	defer stopMetrics()
 	return m.serveHTTP(ctx, ln, handler)
+}
+
+// pruneEvery is how often the primary prunes each directory's change log past its retention.
+const pruneEvery = time.Hour
+
+// pruneChanges removes, every pruneEvery, the events older than the retention (13 months) from every
+// directory's change log, a bounded batch per write; a directory busy with a write (an import) is
+// left for the next round rather than waited for.
+func (m *Main) pruneChanges(ctx context.Context, store *dirdb.Store) {
+	const batch = 10_000
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		slugs, err := store.Slugs(ctx)
+		for _, slug := range slugs {
+			d, err := store.Directory(ctx, slug)
+			for n := batch; err == nil && n == batch; {
+				n, err = d.PruneChanges(ctx, dirsvc.RetentionStart(time.Now()), batch)
+			}
+			if err != nil && !errors.Is(err, dirdb.ErrWriteBusy) && ctx.Err() == nil {
+				m.Log.Error("prune the change log", "directory", slug, "err", err)
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			m.Log.Error("prune the change logs: list directories", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // cursorSecret returns the secret the keys of list cursors derive from, which every node of a
