@@ -20,8 +20,8 @@ import (
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary"
-	"github.com/dirsvc/dirsvc/primary/webhook"
 	"github.com/dirsvc/dirsvc/primary/demo"
+	"github.com/dirsvc/dirsvc/primary/webhook"
 	"github.com/dirsvc/dirsvc/replicate"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
