@@ -84,6 +84,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	runners map[runnerKey]chan struct{} // running endpoints, with the channel that wakes each
+	wg      sync.WaitGroup              // the runners
 	running context.Context             // Run's, once it runs
 }
 
@@ -137,9 +138,9 @@ func New(cfg Config) (*Service, error) {
 	}, nil
 }
 
-// Run delivers until ctx ends: at start every active endpoint resumes what it had queued (a primary
-// stopped mid-delivery sends it again, under the same webhook-id), and from then on every endpoint
-// behind its directory's latest change gets its next message.
+// Run delivers until ctx ends: at start (and once a minute) every active endpoint resumes what it had
+// queued (a primary stopped mid-delivery sends it again, under the same webhook-id), and from then on
+// every endpoint behind its directory's latest change gets its next message.
 func (s *Service) Run(ctx context.Context) {
 	s.mu.Lock()
 	s.running = ctx
@@ -147,17 +148,21 @@ func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(s.cfg.Poll)
 	defer t.Stop()
 	heads := map[string]int64{} // each directory's latest change at the last look
-	first := true
-	lastPrune := time.Time{}
+	var lastAll, lastPrune time.Time
 	for {
 		dirs, err := s.cfg.Directories(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.cfg.Log.Error("webhooks: list directories", "err", err)
 		}
+		// Every endpoint is looked at once a minute too: a runner that stopped on an error (a
+		// file busy, say) starts again even when its directory does not move.
+		all := time.Since(lastAll) >= time.Minute
 		for _, dir := range dirs {
-			s.look(ctx, dir, heads, first)
+			s.look(ctx, dir, heads, all)
 		}
-		first = false
+		if all {
+			lastAll = time.Now()
+		}
 		if now := s.cfg.Now(); now.Sub(lastPrune) > time.Hour {
 			lastPrune = now
 			s.prune(ctx, dirs)
@@ -217,27 +222,21 @@ func (s *Service) wake(dir, id string) {
 	}
 	kick := make(chan struct{}, 1)
 	s.runners[k] = kick
+	s.wg.Add(1)
 	go s.run(ctx, k, kick)
 }
 
 // wait waits for the runners to stop (their context has ended).
-func (s *Service) wait() {
-	for {
-		s.mu.Lock()
-		n := len(s.runners)
-		s.mu.Unlock()
-		if n == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+func (s *Service) wait() { s.wg.Wait() }
 
 // run sends an endpoint's messages one at a time, in feed order, until it has none left to send now.
 func (s *Service) run(ctx context.Context, k runnerKey, kick chan struct{}) {
+	defer s.wg.Done()
 	defer func() {
 		s.mu.Lock()
-		delete(s.runners, k)
+		if s.runners[k] == kick { // not a runner started after this one left
+			delete(s.runners, k)
+		}
 		s.mu.Unlock()
 	}()
 	for ctx.Err() == nil {
