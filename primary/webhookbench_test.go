@@ -22,9 +22,8 @@ import (
 	"github.com/dirsvc/dirsvc/primary/webhook"
 )
 
-// fanReceiver counts the feed items it receives, each message once by webhook-id, and checks they
-// come in feed order (each message's first item follows the previous message's last, by cursor
-// order of the positions the service sent).
+// fanReceiver counts the feed items it receives, each message once by webhook-id (their order is
+// checked by TestEveryReceiverGetsEveryChangeInOrder).
 type fanReceiver struct {
 	*httptest.Server
 	failing bool // fails every other request with 500
@@ -59,8 +58,8 @@ func (f *fanReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // own on 127.0.0.1, imports a generated directory whose import makes at least 10,000 changes, and
 // measures the time from the import's commit until every receiver holds every item of its client's
 // feed (target: at most 60 s on 2 cores); "half-failing" has half the receivers fail every other
-// request. Every item arrives once by webhook-id: a receiver that got fewer never finishes, one
-// that got more fails.
+// request. A receiver finishes when it holds exactly its client's items, each message counted once
+// by webhook-id: one that lost an item never finishes.
 //
 //	go test ./primary -run '^$' -bench WebhookFanOut -benchtime 1x
 func BenchmarkWebhookFanOut(b *testing.B) {
