@@ -383,6 +383,9 @@ func TestWebhookAPI(t *testing.T) {
 	if !strings.Contains(string(msg.body), `"closed"`) {
 		t.Errorf("after resuming: %s", msg.body)
 	}
+	if a := call(t, c, "PATCH", one, map[string]string{"url": "http://127.0.0.1/plain"}); a.status != 400 || !strings.Contains(string(a.body), `"param":"url"`) {
+		t.Errorf("PATCH to a URL that is not https: %d %s", a.status, a.body)
+	}
 	if a := call(t, c, "PATCH", one, map[string]string{"state": "disabled"}); a.status != 400 {
 		t.Errorf("PATCH state disabled: %d %s", a.status, a.body)
 	}

@@ -88,6 +88,29 @@ func (a *API) endpoint(r *http.Request, t *dirsvc.AccessToken) (*dirsvc.WebhookE
 	return e, nil
 }
 
+// owned checks the caller, then returns the path's endpoint if it is the caller's.
+func (a *API) owned(r *http.Request) (*dirsvc.WebhookEndpoint, error) {
+	t, err := a.caller(r)
+	if err != nil {
+		return nil, err
+	}
+	return a.endpoint(r, t)
+}
+
+// delivery returns the caller's endpoint of the path and its delivery of the path.
+func (a *API) delivery(r *http.Request) (*dirsvc.WebhookEndpoint, *dirsvc.Delivery, error) {
+	e, err := a.owned(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	id := r.PathValue("deliveryId")
+	if !validID(id) {
+		return nil, nil, dirsvc.ErrNotFound
+	}
+	d, err := a.Service.cfg.Store.Delivery(r.Context(), e.Directory, e.ID, id)
+	return e, d, err
+}
+
 // validID reports whether s is a UUID in its canonical lower-case form.
 func validID(s string) bool {
 	if len(s) != 36 {
@@ -250,15 +273,12 @@ func (a *API) HandleCreate(w http.ResponseWriter, r *http.Request) {
 
 // HandleGet answers one of the caller's endpoints.
 func (a *API) HandleGet(w http.ResponseWriter, r *http.Request) {
-	t, err := a.caller(r)
-	if err == nil {
-		var e *dirsvc.WebhookEndpoint
-		if e, err = a.endpoint(r, t); err == nil {
-			writeJSON(w, http.StatusOK, a.view(e, ""))
-			return
-		}
+	e, err := a.owned(r)
+	if err != nil {
+		a.WriteError(w, r, err)
+		return
 	}
-	a.WriteError(w, r, err)
+	writeJSON(w, http.StatusOK, a.view(e, ""))
 }
 
 // HandlePatch changes an endpoint's URL or description, pauses it, or resumes it (state active): a
@@ -311,12 +331,7 @@ func (a *API) HandlePatch(w http.ResponseWriter, r *http.Request) {
 
 // HandleDelete removes an endpoint and its delivery log.
 func (a *API) HandleDelete(w http.ResponseWriter, r *http.Request) {
-	t, err := a.caller(r)
-	if err != nil {
-		a.WriteError(w, r, err)
-		return
-	}
-	e, err := a.endpoint(r, t)
+	e, err := a.owned(r)
 	if err == nil {
 		err = a.Service.cfg.Store.DeleteWebhook(r.Context(), e.Directory, e.ID)
 	}
@@ -332,12 +347,7 @@ func (a *API) HandleDelete(w http.ResponseWriter, r *http.Request) {
 // HandleRotate gives an endpoint a new signing secret, in this answer only; the previous one co-signs
 // for RotationOverlap.
 func (a *API) HandleRotate(w http.ResponseWriter, r *http.Request) {
-	t, err := a.caller(r)
-	if err != nil {
-		a.WriteError(w, r, err)
-		return
-	}
-	e, err := a.endpoint(r, t)
+	e, err := a.owned(r)
 	if err != nil {
 		a.WriteError(w, r, err)
 		return
@@ -378,12 +388,7 @@ func sentOf(d *dirsvc.Delivery, out outcome) Sent {
 // HandleTest sends a ping to an endpoint now, whatever its state, one request without retries, and
 // answers how it went; the ping is in the delivery log.
 func (a *API) HandleTest(w http.ResponseWriter, r *http.Request) {
-	t, err := a.caller(r)
-	if err != nil {
-		a.WriteError(w, r, err)
-		return
-	}
-	e, err := a.endpoint(r, t)
+	e, err := a.owned(r)
 	if err != nil {
 		a.WriteError(w, r, err)
 		return
@@ -408,22 +413,7 @@ func (a *API) HandleTest(w http.ResponseWriter, r *http.Request) {
 // one request without retries. A message still queued for its next round is a conflict: the queue
 // sends it.
 func (a *API) HandleReplay(w http.ResponseWriter, r *http.Request) {
-	t, err := a.caller(r)
-	if err != nil {
-		a.WriteError(w, r, err)
-		return
-	}
-	e, err := a.endpoint(r, t)
-	if err != nil {
-		a.WriteError(w, r, err)
-		return
-	}
-	id := r.PathValue("deliveryId")
-	if !validID(id) {
-		a.WriteError(w, r, dirsvc.ErrNotFound)
-		return
-	}
-	d, err := a.Service.cfg.Store.Delivery(r.Context(), e.Directory, e.ID, id)
+	e, d, err := a.delivery(r)
 	if err != nil {
 		a.WriteError(w, r, err)
 		return
@@ -536,22 +526,7 @@ type DeliveryDetail struct {
 // message's type and time, and for a feed message its first items by ID, version and event (never
 // their cursors), with the number of items.
 func (a *API) HandleDelivery(w http.ResponseWriter, r *http.Request) {
-	t, err := a.caller(r)
-	if err != nil {
-		a.WriteError(w, r, err)
-		return
-	}
-	e, err := a.endpoint(r, t)
-	if err != nil {
-		a.WriteError(w, r, err)
-		return
-	}
-	id := r.PathValue("deliveryId")
-	if !validID(id) {
-		a.WriteError(w, r, dirsvc.ErrNotFound)
-		return
-	}
-	d, err := a.Service.cfg.Store.Delivery(r.Context(), e.Directory, e.ID, id)
+	_, d, err := a.delivery(r)
 	if err != nil {
 		a.WriteError(w, r, err)
 		return
