@@ -7,9 +7,12 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
-	"hash"
+	"strconv"
+	"strings"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -44,6 +47,8 @@ type cursorKeys struct {
 	block  cipher.Block // AES-256: hides the position
 	ivKey  []byte       // HMAC key of the synthetic IV
 	macKey []byte       // HMAC key of the tag
+	// position is the AES-256 key of feed positions (sealer).
+	position cipher.Block
 }
 
 // newCursorKeys derives the cursor keys from the deployment's secret; an empty secret takes a random
@@ -62,7 +67,15 @@ func newCursorKeys(secret []byte) *cursorKeys {
 	if err != nil {
 		panic(fmt.Sprintf("derive cursor keys: %v", err))
 	}
-	return &cursorKeys{block: block, ivKey: k[32:64], macKey: k[64:]}
+	pk, err := hkdf.Key(sha256.New, secret, nil, positionKeyLabel, 32)
+	if err != nil {
+		panic(fmt.Sprintf("derive cursor keys: %v", err))
+	}
+	position, err := aes.NewCipher(pk)
+	if err != nil {
+		panic(fmt.Sprintf("derive cursor keys: %v", err))
+	}
+	return &cursorKeys{block: block, ivKey: k[32:64], macKey: k[64:], position: position}
 }
 
 // queryKey is what a cursor is bound to: the directory, the caller's view (audience and narrowing)
@@ -89,38 +102,67 @@ func (k *cursorKeys) seal(after, key string) string {
 	return base64.RawURLEncoding.EncodeToString(blob)
 }
 
-// sealer seals many cursors for one query key, with the HMACs made once (a feed page seals one
-// cursor per item). It is not safe for concurrent use.
+// A feed position is a sequence number of the directory's change log, and a feed page gives a
+// cursor for each of its (up to 500) items, so its cursor is made with one block cipher call:
+//
+//	base64url(version 2 || AES-256(sequence as 8 bytes, big-endian || check))
+//
+// where check is the first 8 bytes of an HMAC of the query key. The block cipher is a pseudorandom
+// permutation under a key of its own, so the position stays unreadable, and a block that was not
+// sealed for the same query key (altered, forged, or another reader's) decrypts to a wrong check
+// but with a chance of 2^-64. Cursors of the first layout, which feed pages gave before, still open.
+const positionVersion = 2
+
+// positionKeyLabel is the HKDF info of the feed position key, apart from the list cursor keys.
+const positionKeyLabel = "dirsvc feed position key v1"
+
+// positionCheck is what a feed position's block holds beside the sequence, for a query key.
+func (k *cursorKeys) positionCheck(key string) []byte {
+	return cursorMAC(k.macKey, key, []byte(positionKeyLabel))[:8]
+}
+
+// sealer seals the feed positions of one query key. It is not safe for concurrent use.
 type sealer struct {
-	k       *cursorKeys
-	key     string
-	iv      hash.Hash
-	tag     hash.Hash
-	ct, iv0 []byte
+	block       cipher.Block
+	plain, blob [aes.BlockSize]byte
+	out         [1 + aes.BlockSize]byte
 }
 
 func (k *cursorKeys) sealer(key string) *sealer {
-	return &sealer{k: k, key: key, iv: hmac.New(sha256.New, k.ivKey), tag: hmac.New(sha256.New, k.macKey)}
+	sl := &sealer{block: k.position}
+	copy(sl.plain[8:], k.positionCheck(key))
+	sl.out[0] = positionVersion
+	return sl
 }
 
-// seal returns the cursor k.seal(after, key) returns.
-func (sl *sealer) seal(after string) string {
-	mac := func(h hash.Hash, data []byte) []byte {
-		h.Reset()
-		h.Write([]byte(sl.key))
-		h.Write(data)
-		return h.Sum(sl.iv0[:0])
+// seal returns the cursor of the feed position seq (at least 0).
+func (sl *sealer) seal(seq int64) string {
+	binary.BigEndian.PutUint64(sl.plain[:8], uint64(seq))
+	sl.block.Encrypt(sl.out[1:], sl.plain[:])
+	return base64.RawURLEncoding.EncodeToString(sl.out[:])
+}
+
+// openSeq returns the feed position a cursor names, when the cursor is one a sealer gave for the
+// same query key (or seal gave, in the first layout); anything else is not.
+func (k *cursorKeys) openSeq(c, key string) (int64, bool) {
+	if b, err := base64.RawURLEncoding.DecodeString(c); err == nil && len(b) == 1+aes.BlockSize && b[0] == positionVersion {
+		if base64.RawURLEncoding.EncodeToString(b) != c {
+			return 0, false
+		}
+		var plain [aes.BlockSize]byte
+		k.position.Decrypt(plain[:], b[1:])
+		seq := int64(binary.BigEndian.Uint64(plain[:8]))
+		if subtle.ConstantTimeCompare(plain[8:], k.positionCheck(key)) != 1 || seq < 0 {
+			return 0, false
+		}
+		return seq, true
 	}
-	sl.iv0 = mac(sl.iv, []byte(after))
-	iv := sl.iv0[:cursorIVSize]
-	blob := make([]byte, 0, 1+cursorIVSize+len(after)+cursorTagSize)
-	blob = append(blob, cursorVersion)
-	blob = append(blob, iv...)
-	sl.ct = append(sl.ct[:0], after...)
-	cipher.NewCTR(sl.k.block, iv).XORKeyStream(sl.ct, sl.ct)
-	blob = append(blob, sl.ct...)
-	blob = append(blob, mac(sl.tag, blob)[:cursorTagSize]...)
-	return base64.RawURLEncoding.EncodeToString(blob)
+	pos, ok := k.openPosition(c, key)
+	if !ok || pos == "" || strings.Trim(pos, "0123456789") != "" {
+		return 0, false
+	}
+	seq, err := strconv.ParseInt(pos, 10, 64)
+	return seq, err == nil
 }
 
 // open returns the position a cursor names, when the cursor is one seal gave for the same query key;
@@ -132,7 +174,7 @@ func (k *cursorKeys) open(c, key string) (string, bool) {
 }
 
 // openPosition returns the position a cursor names, when the cursor is one seal gave for the same
-// query key, whatever the position is (a list's public ID, the feed's sequence).
+// query key, whatever the position is (a list's public ID, the feed's sequence in the first layout).
 func (k *cursorKeys) openPosition(c, key string) (string, bool) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	// The decoder skips line breaks and ignores the unused bits of the last character: only the

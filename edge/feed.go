@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -76,10 +75,10 @@ func (s *Server) feed(ctx context.Context, slug string, dir dirsvc.DirectoryRead
 	}
 	sl := s.cursors.sealer(feedKey(slug, fr.Viewer))
 	page := &FeedPage{Items: make([]FeedItem, 0, len(cp.Changes)), HasMore: cp.More, Next: cp.Next,
-		NextCursor: sl.seal(strconv.FormatInt(cp.Next, 10))}
+		NextCursor: sl.seal(cp.Next)}
 	for _, c := range cp.Changes {
 		page.Items = append(page.Items, FeedItem{PublicID: c.PublicID, EntityType: c.Kind, Version: c.Version,
-			LocalRevision: c.LocalRevision, EventType: c.EventType, Cursor: sl.seal(strconv.FormatInt(c.Seq, 10)),
+			LocalRevision: c.LocalRevision, EventType: c.EventType, Cursor: sl.seal(c.Seq),
 			SurvivorPublicID: c.Survivor, Origin: c.Origin, OccurredAt: c.At.UTC(), Entity: c.View, Seq: c.Seq})
 	}
 	return page, nil
@@ -141,9 +140,8 @@ func (s *Server) feedQuery(q query, slug string, v dirsvc.Viewer) (FeedQuery, er
 	if len(since) > maxCursor {
 		return fq, dirsvc.InvalidParam("since", "since is at most %d characters", maxCursor)
 	}
-	pos, ok := s.cursors.openPosition(since, feedKey(slug, v))
-	n, err := strconv.ParseInt(pos, 10, 64)
-	if !ok || err != nil || n < 0 || strings.Trim(pos, "0123456789") != "" {
+	n, ok := s.cursors.openSeq(since, feedKey(slug, v))
+	if !ok {
 		return fq, dirsvc.InvalidParam("since", "since is not a cursor this feed gave you")
 	}
 	fq.After = n
