@@ -67,6 +67,10 @@ type DirectoryReader interface {
 	Browser
 	// ChangeLog reads the change feed.
 	ChangeLog
+	// Generation returns a number that moves whenever what the reader answers may have changed: a
+	// commit to the directory's file, by any process, or replicated changes applied to it. Whatever
+	// is composed from its answers after Generation returned g stays current while it returns g.
+	Generation() uint64
 }
 
 // ServiceQuery asks for a page of the service list. Each list filter matches any of its values; the

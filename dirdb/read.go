@@ -86,6 +86,12 @@ func (d *Directory) Record(ctx context.Context, publicID string, v dirsvc.Viewer
 	return st, nil
 }
 
+// Generation returns the generation of the directory's file: it moves at every commit to the file,
+// when the kept views are dropped (changed). A read begun after it was read never sees the file as
+// it was before that generation: a hot reader begins a new snapshot when the generation moved
+// (recordReaders.query), and other reads take a new one each time.
+func (d *Directory) Generation() uint64 { return d.records.gen.Load() }
+
 // refColumns are the columns that hold a record's references, by the kind they refer to.
 var refColumns = map[dirsvc.Kind]string{
 	dirsvc.KindOrganisation: "organisation_id",

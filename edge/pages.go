@@ -74,7 +74,7 @@ func (s *Server) servicePage(ctx context.Context, rd *reading) (*dirsvc.ServiceP
 			page.Roles = append(page.Roles, *r)
 		}
 	}
-	page.OpenStatus = dirsvc.StatusAt(sv.Hours, s.cfg.Now(), holidaysIn(rd.info.Country, sv.Areas))
+	page.OpenStatus = dirsvc.StatusAt(sv.Hours, rd.now, holidaysIn(rd.info.Country, sv.Areas))
 	return page, nil
 }
 
@@ -91,7 +91,7 @@ func (s *Server) locationPage(ctx context.Context, rd *reading) (*dirsvc.Locatio
 	if err != nil {
 		return nil, err
 	}
-	now, holidays := s.cfg.Now(), holidaysIn(rd.info.Country, lv.Areas)
+	now, holidays := rd.now, holidaysIn(rd.info.Country, lv.Areas)
 	page.OpenStatus = dirsvc.StatusAt(lv.Hours, now, holidays)
 	for _, sv := range services {
 		page.Services = append(page.Services, dirsvc.CardOf(sv))
@@ -115,7 +115,7 @@ func (s *Server) organisationPage(ctx context.Context, rd *reading) (*dirsvc.Org
 	if err != nil {
 		return nil, err
 	}
-	now := s.cfg.Now()
+	now := rd.now
 	byLocation := map[string][]*dirsvc.ServiceView{}
 	for _, sv := range services {
 		page.Services = append(page.Services, dirsvc.CardOf(sv))

@@ -3,11 +3,13 @@ package edge
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -28,6 +30,7 @@ type reading struct {
 	viewer dirsvc.Viewer
 	brief  bool
 	status dirsvc.RecordStatus
+	now    time.Time // the clock of the read: a page's open status is for it
 }
 
 // aud returns the audience the read is projected for.
@@ -59,7 +62,7 @@ func (s *Server) resolve(r *http.Request, kind dirsvc.Kind, viewer dirsvc.Viewer
 	if !dirsvc.ValidPublicID(kind, id) || !viewer.Narrowing.AllowsKind(kind) {
 		return nil, dirsvc.ErrNotFound
 	}
-	rd := &reading{dir: dir, info: info, viewer: viewer, brief: brief}
+	rd := &reading{dir: dir, info: info, viewer: viewer, brief: brief, now: s.cfg.Now()}
 	// One call decides between a missing record, a hidden one and one outside the narrowing, at the
 	// same cost for each: none of them returns early.
 	st, err := dir.Record(r.Context(), id, viewer)
@@ -259,17 +262,12 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 		f = v.Encoded
 	}
 	if !rd.brief {
-		page, pageAddresses, err := rt.page(s, r.Context(), rd)
+		p, pf, err := s.page(r.Context(), rt, rd)
 		if err != nil {
 			s.error(w, r, err)
 			return
 		}
-		if body, err = json.Marshal(page); err != nil {
-			s.error(w, r, err)
-			return
-		}
-		etag, f = s.composed(body)
-		addresses = pageAddresses
+		body, etag, f, addresses = p.body, p.etag, pf, p.addresses
 	}
 	if rt.kind == dirsvc.KindOrganisation {
 		leaders, err := s.leadershipOf(r, rd, v.PublicID)
@@ -284,6 +282,35 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 	}
 	s.cacheTags(w, r, dirTag(r, v.PublicID))
 	s.writeView(w, r, rd, body, etag, f, addresses)
+}
+
+// page returns the record's page for the reader, and where its coded forms are kept: the page kept
+// (pageCache), or the one composed now from the views of its related records.
+func (s *Server) page(ctx context.Context, rt recordRoute, rd *reading) (*keptPage, forms, error) {
+	key := pageKey{dir: rd.dir, id: rd.status.View.PublicID, aud: rd.viewer.Audience, country: rd.info.Country,
+		minute: rd.now.Unix() / 60}
+	keep := !rd.viewer.Narrowing.Narrowed()
+	rd.now = time.Unix(key.minute*60, 0).In(rd.now.Location()) // the same status for the whole minute
+	gen := rd.dir.Generation()
+	if keep {
+		if p := s.pages.get(key, gen); p != nil {
+			return p, p.enc, nil
+		}
+	}
+	page, addresses, err := rt.page(s, ctx, rd)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := json.Marshal(page)
+	if err != nil {
+		return nil, nil, err
+	}
+	sum := sha256.Sum256(body)
+	p := &keptPage{key: key, gen: gen, body: body, etag: dirsvc.ETagOfSum(sum), addresses: addresses}
+	if keep && s.pages.put(p) {
+		return p, p.enc, nil
+	}
+	return p, s.bodies.forms(sum), nil // not kept: its coded forms are kept by its body's hash
 }
 
 // withMember returns the JSON object body with one more member, name, holding the JSON value. Only

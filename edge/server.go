@@ -47,6 +47,9 @@ type Config struct {
 	Forwarding *Forwarding
 	// Admission bounds the requests in flight and the expensive ones; zero fields take defaults.
 	Admission Admission
+	// PageCacheBytes bounds the memory of the record pages kept as composed; zero means
+	// DefaultPageCacheBytes, a negative number keeps none.
+	PageCacheBytes int64
 	// ListCost is how many requests of the caller's rate limit a list or search counts as; zero or
 	// one counts every request as one, as the specification's limits are written.
 	ListCost int
@@ -73,6 +76,7 @@ type Server struct {
 	// expensiveRoutes are the patterns of the expensive read routes (handleExpensive).
 	expensiveRoutes map[string]bool
 	bodies          *bodyCache   // coded forms of bodies composed at read time
+	pages           *pageCache   // record pages as composed
 	cursors         *cursorKeys  // sign and hide the list cursors
 	vouch           string       // on a primary with a replication token, the credential edges vouch with
 	forward         http.Handler // on an edge, what sends a request to the primary; nil elsewhere
@@ -97,9 +101,12 @@ func New(cfg Config) *Server {
 	if cfg.AnonymousLimits == (Limits{}) {
 		cfg.AnonymousLimits = DefaultAnonymousLimits
 	}
+	if cfg.PageCacheBytes == 0 {
+		cfg.PageCacheBytes = DefaultPageCacheBytes
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
 		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited),
-		bodies: newBodyCache(), admit: newAdmission(cfg.Admission), expensiveRoutes: map[string]bool{},
+		bodies: newBodyCache(), pages: newPageCache(max(cfg.PageCacheBytes, 0)), admit: newAdmission(cfg.Admission), expensiveRoutes: map[string]bool{},
 		copyFreeRoutes: map[string]bool{}, cursors: newCursorKeys(cfg.CursorSecret)}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)

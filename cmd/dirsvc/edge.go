@@ -45,7 +45,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	if *maxLag <= 0 || *readWait <= 0 {
 		return usagef("--max-lag and --read-wait must be positive")
 	}
-	_, viewCache, err := memorySettings(m.Log, *hf.memoryLimit)
+	memLimit, viewCache, err := memorySettings(m.Log, *hf.memoryLimit)
 	if err != nil {
 		return err
 	}
@@ -66,6 +66,7 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	cfg.PageCacheBytes = pageCacheBudget(memLimit)
 	if err := os.MkdirAll(m.Data, 0o700); err != nil {
 		return err
 	}

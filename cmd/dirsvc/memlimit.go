@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/dirsvc/dirsvc/dirdb"
+	"github.com/dirsvc/dirsvc/edge"
 )
 
 // memoryShare is the share of the machine's memory (its cgroup's limit, else its physical memory)
@@ -59,6 +60,10 @@ func memorySettings(log *slog.Logger, flag string) (limit, viewCache int64, err 
 	log.Info("memory", "limit", fmt.Sprintf("%d MiB", limit>>20), "from", source, "viewCache", fmt.Sprintf("%d MiB", viewCache>>20))
 	return limit, viewCache, nil
 }
+
+// pageCacheBudget returns the memory a node's kept record pages may take under the memory limit: a
+// sixteenth of it, at most edge.DefaultPageCacheBytes.
+func pageCacheBudget(limit int64) int64 { return min(edge.DefaultPageCacheBytes, limit/16) }
 
 // parseSize reads a size in bytes, with an optional unit: B, KiB, MiB, GiB, TiB (powers of 1024)
 // or KB, MB, GB, TB (powers of 1000), as GOMEMLIMIT takes them.

@@ -75,7 +75,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			return err
 		}
 	}
-	_, viewCache, err := memorySettings(m.Log, *hf.memoryLimit)
+	memLimit, viewCache, err := memorySettings(m.Log, *hf.memoryLimit)
 	if err != nil {
 		return err
 	}
@@ -89,6 +89,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if err != nil {
 		return err
 	}
+	cfg.PageCacheBytes = pageCacheBudget(memLimit)
 	var target replicate.Target
 	if tf != nil {
 		if target, err = tf.target(); err != nil {

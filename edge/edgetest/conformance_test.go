@@ -528,6 +528,8 @@ type catalog struct {
 	leadership *dirsvc.Published
 	// identified are the public IDs found by identifier, by system|value.
 	identified map[string][]string
+	// gen counts the changes made by live and tombstone.
+	gen uint64
 }
 
 func (c *catalog) Reader(_ context.Context, slug string) (dirsvc.DirectoryReader, error) {
@@ -555,6 +557,8 @@ func (d directories) Reader(_ context.Context, slug string) (dirsvc.DirectoryRea
 }
 
 func (c *catalog) Info(context.Context) (*dirsvc.Directory, error) { return &c.info, nil }
+
+func (c *catalog) Generation() uint64 { return c.gen }
 
 // Record holds a narrowing to record kinds (areas and categories are not modelled here).
 func (c *catalog) Record(_ context.Context, id string, v dirsvc.Viewer) (dirsvc.RecordStatus, error) {
@@ -705,6 +709,7 @@ func (c *catalog) live(t *testing.T, kind dirsvc.Kind, id string, view any, rela
 		t.Fatal(err)
 	}
 	p := dirsvc.Published{PublicID: id, Body: body, ETag: fmt.Sprintf(`"%s-v3"`, id)}
+	c.gen++
 	c.records[id] = dirsvc.RecordStatus{Kind: kind, State: dirsvc.StateLive, SeenBy: dirsvc.Everyone, View: &p}
 	for _, r := range relatedTo { // "kind/id" of the records it refers to
 		key := string(kind) + "/" + r
@@ -713,6 +718,7 @@ func (c *catalog) live(t *testing.T, kind dirsvc.Kind, id string, view any, rela
 }
 
 func (c *catalog) tombstone(kind dirsvc.Kind, id string, state dirsvc.State, survivor string) {
+	c.gen++
 	c.records[id] = dirsvc.RecordStatus{Kind: kind, State: state, Survivor: survivor, SeenBy: dirsvc.Everyone}
 }
 
