@@ -107,7 +107,7 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 		return dirsvc.ImportStats{}, fmt.Errorf("begin directory write: %w", err)
 	}
 	defer pubTx.Rollback()
-	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: dirsvc.Now(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}}
+	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: writeClock(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}}
 	if err := fn(w); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
@@ -129,6 +129,9 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 	}
 	return w.stats, nil
 }
+
+// writeClock gives a write its time; a variable so a test can fix it and compare whole files.
+var writeClock = dirsvc.Now
 
 // clearVersions clears what the store assigns, so a record's canonical form holds none of it.
 func clearVersions(rec dirsvc.Record) {
