@@ -34,12 +34,15 @@ type writeTx struct {
 	// when it has made them all (searchwrite.go).
 	searchDropped []storedDoc
 	searchWords   []storedWords
-	// The change-log rows the write inserted, by record, and the records whose narrowing keys it
-	// made anew (all of them, with feedAll): whose placements the feed logs (feedwrite.go).
+	// The change-log rows the write logs, by record and in the order it made them, and the records
+	// whose narrowing keys it made anew (all of them, with feedAll): whose placements the feed logs
+	// (feedwrite.go).
 	logged     map[string][]loggedEvent
+	changes    []loggedChange
 	feedPlaced map[string]bool
 	feedAll    bool
-	placeIDs   map[string]int64
+	placeIDs   map[string]int64 // placements stored, by text
+	placeTexts map[int64]string // and by ID
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -51,6 +54,15 @@ func (w *writeTx) exec(tx *sql.Tx, query string, args ...any) error {
 
 // execResult is exec, returning the statement's result.
 func (w *writeTx) execResult(tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := w.stmt(tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(w.ctx, args...)
+}
+
+// stmt returns the write's prepared statement of query in tx, preparing it on first use.
+func (w *writeTx) stmt(tx *sql.Tx, query string) (*sql.Stmt, error) {
 	byQuery := w.stmts[tx]
 	if byQuery == nil {
 		byQuery = map[string]*sql.Stmt{}
@@ -64,7 +76,24 @@ func (w *writeTx) execResult(tx *sql.Tx, query string, args ...any) (sql.Result,
 		}
 		byQuery[query] = st
 	}
-	return st.ExecContext(w.ctx, args...)
+	return st, nil
+}
+
+// keptReader reads in a transaction of the write through the write's prepared statements: the
+// feed's bookkeeping reads a row or two for each of hundreds of thousands of records, and parsing
+// each read again costs more than running it.
+type keptReader struct {
+	w  *writeTx
+	tx *sql.Tx
+}
+
+// QueryRowContext runs query in the transaction with a statement kept for its text.
+func (p keptReader) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.w.stmt(p.tx, query)
+	if err != nil {
+		return p.tx.QueryRowContext(ctx, query, args...) // the error comes again, with the row
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // write runs fn inside a write of the directory.
@@ -216,23 +245,16 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 			return fmt.Errorf("publish list keys of %s: %w", id, err)
 		}
 	}
+	// The change-log rows wait for the placements that logFeed gives them, and go in with them.
 	for _, e := range p.events {
-		res, err := w.execResult(w.pub, `
-INSERT INTO changes (kind, public_id, version, local_revision, event_type, survivor_id, origin, audiences, at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			string(r.kind), id, e.version, e.localRevision, e.kind, nullable(r.survivor), nullable(m.Origin),
-			int64(e.audiences), w.now.Format(time.RFC3339Nano))
-		if err != nil {
-			return fmt.Errorf("log change of %s: %w", id, err)
-		}
-		seq, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("log change of %s: %w", id, err)
-		}
+		w.changes = append(w.changes, loggedChange{
+			kind: string(r.kind), id: id, version: e.version, localRevision: e.localRevision, event: e.kind,
+			survivor: nullable(r.survivor), origin: nullable(m.Origin), audiences: e.audiences,
+		})
 		if w.logged == nil {
 			w.logged = map[string][]loggedEvent{}
 		}
-		w.logged[id] = append(w.logged[id], loggedEvent{seq, e.audiences})
+		w.logged[id] = append(w.logged[id], loggedEvent{e.audiences})
 	}
 	w.stats.Events += len(p.events)
 	switch {
