@@ -85,14 +85,16 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
 	// ops.db is a file of its own: its canonical records are written on another goroutine, beside
 	// the publication on this one.
 	sources, opsDone := w.sourceWriter()
-	err = prepareAll(ctx, recs, func(rec dirsvc.Record) (prepared, error) {
-		id := rec.Base().PublicID
-		return prepare(rec, lk, prev[id], own[id], w.now)
-	}, func(pr prepared) error {
-		if pr.ownChanged {
-			sources <- pr
-		}
-		return w.apply(pr.rec.Base(), pr.pub)
+	err = w.batchRows(func() error {
+		return prepareAll(ctx, recs, func(rec dirsvc.Record) (prepared, error) {
+			id := rec.Base().PublicID
+			return prepare(rec, lk, prev[id], own[id], w.now)
+		}, func(pr prepared) error {
+			if pr.ownChanged {
+				sources <- pr
+			}
+			return w.apply(pr.rec.Base(), pr.pub)
+		})
 	})
 	close(sources)
 	if serr := <-opsDone; err == nil {
@@ -172,8 +174,13 @@ func prepare(rec dirsvc.Record, lk dirsvc.Lookup, prev row, prevOwn []byte, now 
 		return prepared{}, err
 	}
 	pr := prepared{rec: rec, hash: hash, doc: doc, ownChanged: !bytes.Equal(hash, prevOwn)}
-	pr.pub, err = publish(rec, lk, prev, pr.ownChanged, now)
-	return pr, err
+	if pr.pub, err = publish(rec, lk, prev, pr.ownChanged, now); err != nil {
+		return prepared{}, err
+	}
+	for i, v := range pr.pub.views {
+		pr.pub.views[i].etag = dirsvc.ETag(v.body)
+	}
+	return pr, nil
 }
 
 // prepareChunk is how many records are prepared together, a chunk ahead of the writer.

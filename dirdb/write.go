@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -43,6 +42,7 @@ type writeTx struct {
 	feedAll    bool
 	placeIDs   map[string]int64 // placements stored, by text
 	placeTexts map[int64]string // and by ID
+	published  *publishedRows   // rows of records, views and keys waiting to go in (rowbatch.go)
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -136,7 +136,7 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 		return dirsvc.ImportStats{}, fmt.Errorf("begin directory write: %w", err)
 	}
 	defer pubTx.Rollback()
-	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: writeClock(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}}
+	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: writeClock(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}, published: newPublishedRows()}
 	if err := fn(w); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
@@ -202,22 +202,10 @@ func (w *writeTx) apply(m *dirsvc.Meta, p publication) error {
 		}
 		return s
 	}
-	err := w.exec(w.pub, `
-INSERT INTO records (public_id, kind, state, visible_to, seen_by, survivor_id, version, local_revision,
-    view_hash, organisation_id, location_id, service_id, practitioner_id, updated_at, audience_heads)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.state,
-    visible_to = excluded.visible_to, seen_by = excluded.seen_by, survivor_id = excluded.survivor_id,
-    version = excluded.version, local_revision = excluded.local_revision, view_hash = excluded.view_hash,
-    organisation_id = excluded.organisation_id, location_id = excluded.location_id,
-    service_id = excluded.service_id, practitioner_id = excluded.practitioner_id,
-    updated_at = excluded.updated_at, audience_heads = excluded.audience_heads`,
-		id, string(r.kind), string(r.state), int64(r.visibleTo), int64(r.seenBy), nullable(r.survivor),
+	rows := w.published
+	rows.records.add(id, id, string(r.kind), string(r.state), int64(r.visibleTo), int64(r.seenBy), nullable(r.survivor),
 		r.version, r.localRevision, r.viewHash, nullable(r.refs[0]), nullable(r.refs[1]),
 		nullable(r.refs[2]), nullable(r.refs[3]), r.updatedAt.Format(time.RFC3339Nano), r.heads.encode())
-	if err != nil {
-		return fmt.Errorf("publish %s: %w", id, err)
-	}
 	w.touched(r.kind, id, p.prevRefs, r.refs)
 	w.touchedSearch(r.kind, id, p.prevRefs, r.refs)
 	if !p.isNew {
@@ -229,21 +217,16 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 		}
 	}
 	for _, v := range p.views {
-		if err := w.exec(w.pub, "INSERT INTO projections (public_id, audiences, body, etag, updated_ms) VALUES (?, ?, ?, ?, ?)",
-			id, v.audiences, v.body, dirsvc.ETag(v.body), v.updatedMs); err != nil {
-			return fmt.Errorf("publish views of %s: %w", id, err)
+		if v.etag == "" {
+			v.etag = dirsvc.ETag(v.body)
 		}
+		rows.views.add(id, id, v.audiences, v.body, v.etag, v.updatedMs)
 	}
-	// One statement for a record's keys (up to maxKeysPerInsert at a time): an import writes
-	// millions of them, and each statement costs more than its row.
-	for keys := range slices.Chunk(p.keys, maxKeysPerInsert) {
-		args := make([]any, 0, 3*len(keys))
-		for _, k := range keys {
-			args = append(args, id, k.key, k.audiences)
-		}
-		if err := w.exec(w.pub, insertKeys(len(keys)), args...); err != nil {
-			return fmt.Errorf("publish list keys of %s: %w", id, err)
-		}
+	for _, k := range p.keys {
+		rows.keys.add(id, id, k.key, k.audiences)
+	}
+	if err := w.flushPublished(!rows.batching); err != nil {
+		return err
 	}
 	// The change-log rows wait for the placements that logFeed gives them, and go in with them.
 	for _, e := range p.events {
@@ -270,11 +253,6 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 
 // maxKeysPerInsert keeps an insert of list keys well under SQLite's limit on bound parameters.
 const maxKeysPerInsert = 500
-
-// insertKeys returns the statement that inserts n list keys.
-func insertKeys(n int) string {
-	return "INSERT INTO list_keys (public_id, key, audiences) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
-}
 
 const rowColumns = `public_id, kind, state, visible_to, seen_by, COALESCE(survivor_id, ''), version,
     local_revision, view_hash, COALESCE(organisation_id, ''), COALESCE(location_id, ''),
