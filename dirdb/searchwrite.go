@@ -258,16 +258,50 @@ func (w *writeTx) putSearchDocs(service string, views map[int64]*dirsvc.ServiceV
 
 // storeSearchDocs stores a service's search documents; their words wait for flushSearchWords.
 func (w *writeTx) storeSearchDocs(service string, docs []docRow) error {
-	for _, d := range docs {
-		res, err := w.execResult(w.pub, "INSERT INTO search_docs (service_id, audiences, doc) VALUES (?, ?, ?)", service, d.audiences, d.doc)
-		var id int64
+	return w.storeSearchDocsOf([]string{service}, [][]docRow{docs})
+}
+
+// docsPerStatement bounds the search documents one statement stores.
+const docsPerStatement = 256
+
+// storeSearchDocsOf stores the search documents of services (docs[i] those of services[i]), in
+// order, many to a statement; their words wait for flushSearchWords. The IDs of a statement's rows
+// follow one another (search_docs is AUTOINCREMENT and the write alone inserts), so the last
+// inserted gives them all.
+func (w *writeTx) storeSearchDocsOf(services []string, docs [][]docRow) error {
+	type pending struct {
+		service string
+		doc     docRow
+	}
+	var rows []pending
+	for i, ds := range docs {
+		for _, d := range ds {
+			rows = append(rows, pending{services[i], d})
+		}
+	}
+	for chunk := range slices.Chunk(rows, docsPerStatement) {
+		args := make([]any, 0, 3*len(chunk))
+		for _, r := range chunk {
+			args = append(args, r.service, r.doc.audiences, r.doc.doc)
+		}
+		q := "INSERT INTO search_docs (service_id, audiences, doc) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(chunk)), ", ")
+		res, err := w.execResult(w.pub, q, args...)
+		var last, n int64
 		if err == nil {
-			id, err = res.LastInsertId()
+			if last, err = res.LastInsertId(); err == nil {
+				n, err = res.RowsAffected()
+			}
+		}
+		if err == nil && n != int64(len(chunk)) {
+			err = fmt.Errorf("%d rows stored of %d", n, len(chunk))
 		}
 		if err != nil {
-			return fmt.Errorf("store a search document of %s: %w", service, err)
+			return fmt.Errorf("store the search documents of %s to %s: %w", chunk[0].service, chunk[len(chunk)-1].service, err)
 		}
-		w.searchWords = append(w.searchWords, storedWords{storedDoc{id, d.audiences}, d.text})
+		for i, r := range chunk {
+			id := last - int64(len(chunk)-1-i)
+			w.searchWords = append(w.searchWords, storedWords{storedDoc{id, r.doc.audiences}, r.doc.text})
+		}
 	}
 	return nil
 }
@@ -419,10 +453,12 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 		if err != nil {
 			return err
 		}
+		ids := make([]string, len(batch))
 		for i, b := range batch {
-			if err := w.storeSearchDocs(b.id, docs[i]); err != nil {
-				return err
-			}
+			ids[i] = b.id
+		}
+		if err := w.storeSearchDocsOf(ids, docs); err != nil {
+			return err
 		}
 		batch = batch[:0]
 		return nil
