@@ -436,31 +436,51 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 	}
 	// The services' views, in public-ID order: each service's rows come together. Their documents
 	// are made a batch at a time on every CPU (decoding views and encoding documents is most of the
-	// work), and stored in order.
+	// work), and stored in order: a batch's are stored while the next one's are made.
 	type service struct {
 		id   string
 		rows []storedView
 	}
+	type made struct {
+		batch []service
+		docs  [][]docRow
+		err   error
+	}
 	var batch []service
-	flush := func() error {
-		docs, err := decodeAll(batch, func(b service) ([]docRow, error) {
-			sv, err := viewsByBit[dirsvc.ServiceView](b.rows)
-			if err != nil || len(sv) == 0 {
-				return nil, err
-			}
-			return serviceDocs(sv, sites[siteOfViews(sv)], roles[b.id])
-		})
-		if err != nil {
-			return err
+	var making chan made // the batch whose documents are being made, if any
+	store := func() error {
+		if making == nil {
+			return nil
 		}
-		ids := make([]string, len(batch))
-		for i, b := range batch {
+		m := <-making
+		making = nil
+		if m.err != nil {
+			return m.err
+		}
+		ids := make([]string, len(m.batch))
+		for i, b := range m.batch {
 			ids[i] = b.id
 		}
-		if err := w.storeSearchDocsOf(ids, docs); err != nil {
+		return w.storeSearchDocsOf(ids, m.docs)
+	}
+	flush := func() error {
+		if err := store(); err != nil {
 			return err
 		}
-		batch = batch[:0]
+		b := batch
+		batch = nil
+		ch := make(chan made, 1) // never blocks: a failed write need not wait for it
+		making = ch
+		go func() {
+			docs, err := decodeAll(b, func(b service) ([]docRow, error) {
+				sv, err := viewsByBit[dirsvc.ServiceView](b.rows)
+				if err != nil || len(sv) == 0 {
+					return nil, err
+				}
+				return serviceDocs(sv, sites[siteOfViews(sv)], roles[b.id])
+			})
+			ch <- made{b, docs, err}
+		}()
 		return nil
 	}
 	svc := kindRange("public_id", dirsvc.KindService)
@@ -483,9 +503,15 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 		return nil
 	})
 	if err != nil {
+		if making != nil {
+			<-making // the documents being made are not wanted; they only read what the write holds
+		}
 		return fmt.Errorf("make the search documents: %w", err)
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	return store()
 }
 
 // docsPerBatch is how many services' documents a whole refresh makes at a time.
