@@ -221,8 +221,10 @@ func (ps *placeSource) readKeys(w *writeTx, into map[string][]listKey, query str
 	})
 }
 
-// loadAll reads every record's row and keys.
-func (ps *placeSource) loadAll(w *writeTx) error {
+// loadAll reads every record's row and keys. With keys true, the keys are in ps already (those
+// of every record, as a whole refresh of the narrowing keys read and made them) and only the rows
+// are read.
+func (ps *placeSource) loadAll(w *writeTx, keys bool) error {
 	err := w.eachRow(w.pub, `SELECT public_id, kind, visible_to & 7, COALESCE(location_id, ''), COALESCE(service_id, '') FROM records`, nil, func(sc scanner) error {
 		var id string
 		r := placeRec{exists: true}
@@ -231,13 +233,13 @@ func (ps *placeSource) loadAll(w *writeTx) error {
 		return err
 	})
 	for _, prefix := range []string{keyArea, keyCat} {
-		if err != nil {
+		if err != nil || keys {
 			break
 		}
 		kr := prefixRange("key", prefix)
 		err = ps.readKeys(w, ps.keys, "SELECT public_id, key, audiences FROM list_keys INDEXED BY list_keys_key WHERE "+kr.sql, kr.args...)
 	}
-	if err == nil {
+	if err == nil && !keys {
 		err = ps.readKeys(w, ps.nkeys, "SELECT public_id, key, audiences FROM narrowing_keys")
 	}
 	if err != nil {
@@ -301,7 +303,7 @@ func (w *writeTx) logFeed() error {
 	if err := w.pub.QueryRowContext(w.ctx, "SELECT feed_filled FROM projection WHERE id = 1").Scan(&filled); err != nil {
 		return fmt.Errorf("read the feed's state: %w", err)
 	}
-	defer func() { w.logged, w.changes, w.feedPlaced, w.feedAll = nil, nil, nil, false }()
+	defer func() { w.logged, w.changes, w.feedPlaced, w.feedAll, w.placeSeed = nil, nil, nil, false, nil }()
 	if filled != 0 && len(w.logged) == 0 && len(w.feedPlaced) == 0 && !w.feedAll {
 		return nil
 	}
@@ -313,7 +315,11 @@ func (w *writeTx) logFeed() error {
 	ps := newPlaceSource()
 	before := map[string]int64{}
 	if all {
-		if err := ps.loadAll(w); err != nil {
+		seeded := w.placeSeed != nil
+		if seeded {
+			ps = w.placeSeed
+		}
+		if err := ps.loadAll(w, seeded); err != nil {
 			return err
 		}
 		ids = slices.Sorted(maps.Keys(ps.recs))

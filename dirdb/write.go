@@ -42,6 +42,7 @@ type writeTx struct {
 	feedAll    bool
 	placeIDs   map[string]int64 // placements stored, by text
 	placeTexts map[int64]string // and by ID
+	placeSeed  *placeSource     // every record's keys, when the write made every narrowing key anew
 	published  *publishedRows   // rows of records, views and keys waiting to go in (rowbatch.go)
 }
 
