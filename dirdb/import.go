@@ -2,6 +2,7 @@ package dirdb
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,11 +32,23 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
 	ctx := w.ctx
 	// Kind order keeps the change log readable (organisations before their sites and services); ID
 	// order within a kind makes every primary-key insert an append, which is most of an import's work.
-	recs := slices.Clone(snap.Records)
-	sort.Slice(recs, func(i, j int) bool {
-		ki, kj := kindRank(recs[i].Kind()), kindRank(recs[j].Kind())
-		return ki < kj || ki == kj && recs[i].Base().PublicID < recs[j].Base().PublicID
+	type ranked struct {
+		kind int
+		id   string
+		rec  dirsvc.Record
+	}
+	order := make([]ranked, len(snap.Records))
+	for i, rec := range snap.Records {
+		order[i] = ranked{kindRank(rec.Kind()), rec.Base().PublicID, rec}
+	}
+	slices.SortFunc(order, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(a.kind, b.kind), strings.Compare(a.id, b.id))
 	})
+	recs := make([]dirsvc.Record, len(order))
+	for i, r := range order {
+		recs[i] = r.rec
+	}
+	order = nil
 	for _, rec := range recs {
 		clearVersions(rec)
 	}
