@@ -1,6 +1,7 @@
 package dirdb
 
 import (
+	"database/sql"
 	"fmt"
 	"maps"
 	"slices"
@@ -25,10 +26,43 @@ const (
 WHERE public_id = ? AND placement = 0 ORDER BY public_id DESC, version DESC LIMIT 1`
 )
 
-// loggedEvent is a change-log row the write inserted: its sequence and audiences.
+// loggedEvent is a change-log row the write logs: its audiences.
 type loggedEvent struct {
-	seq       int64
 	audiences dirsvc.Audiences
+}
+
+// loggedChange is a change-log row the write logs, all but its placements, which logFeed adds when
+// it inserts it.
+type loggedChange struct {
+	kind, id, event        string
+	version, localRevision int64
+	survivor, origin       any // NULL or text
+	audiences              dirsvc.Audiences
+}
+
+// changesPerStatement bounds the change-log rows one statement inserts (11 parameters each).
+const changesPerStatement = 256
+
+// insertChanges returns the statement that inserts n change-log rows with their placements.
+func insertChanges(n int) string {
+	return `INSERT INTO changes (kind, public_id, version, local_revision, event_type, survivor_id, origin, audiences, at,
+    placed_before, placed_after) VALUES ` + strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", n), ", ")
+}
+
+// insertChangeRows inserts the change-log rows of the write, in the order it made them, each with
+// its record's placements before (nil: not known) and after the write.
+func (w *writeTx) insertChangeRows(before func(id string) any, after map[string]int64, at string) error {
+	for chunk := range slices.Chunk(w.changes, changesPerStatement) {
+		args := make([]any, 0, 11*len(chunk))
+		for _, c := range chunk {
+			args = append(args, c.kind, c.id, c.version, c.localRevision, c.event, c.survivor, c.origin,
+				int64(c.audiences), at, before(c.id), after[c.id])
+		}
+		if err := w.exec(w.pub, insertChanges(len(chunk)), args...); err != nil {
+			return fmt.Errorf("log the changes of %s to %s: %w", chunk[0].id, chunk[len(chunk)-1].id, err)
+		}
+	}
+	return nil
 }
 
 // placeRec is what a placement needs of a record's row.
@@ -187,8 +221,10 @@ func (ps *placeSource) readKeys(w *writeTx, into map[string][]listKey, query str
 	})
 }
 
-// loadAll reads every record's row and keys.
-func (ps *placeSource) loadAll(w *writeTx) error {
+// loadAll reads every record's row and keys. With keys true, the keys are in ps already (those
+// of every record, as a whole refresh of the narrowing keys read and made them) and only the rows
+// are read.
+func (ps *placeSource) loadAll(w *writeTx, keys bool) error {
 	err := w.eachRow(w.pub, `SELECT public_id, kind, visible_to & 7, COALESCE(location_id, ''), COALESCE(service_id, '') FROM records`, nil, func(sc scanner) error {
 		var id string
 		r := placeRec{exists: true}
@@ -197,13 +233,13 @@ func (ps *placeSource) loadAll(w *writeTx) error {
 		return err
 	})
 	for _, prefix := range []string{keyArea, keyCat} {
-		if err != nil {
+		if err != nil || keys {
 			break
 		}
 		kr := prefixRange("key", prefix)
 		err = ps.readKeys(w, ps.keys, "SELECT public_id, key, audiences FROM list_keys INDEXED BY list_keys_key WHERE "+kr.sql, kr.args...)
 	}
-	if err == nil {
+	if err == nil && !keys {
 		err = ps.readKeys(w, ps.nkeys, "SELECT public_id, key, audiences FROM narrowing_keys")
 	}
 	if err != nil {
@@ -258,7 +294,7 @@ func (w *writeTx) feedCandidates() (ids []string, all bool, err error) {
 	return slices.Sorted(maps.Keys(set)), false, nil
 }
 
-// logFeed gives the events the write logged their placements, logs a placement row for each
+// logFeed logs the write's events with their placements, logs a placement row for each
 // audience whose placement of a record changed without an event for it, and keeps each record's
 // placement. A file whose placements were never kept (one of a build before them) gets them all,
 // without placement rows: its earlier events have none to compare with.
@@ -267,7 +303,7 @@ func (w *writeTx) logFeed() error {
 	if err := w.pub.QueryRowContext(w.ctx, "SELECT feed_filled FROM projection WHERE id = 1").Scan(&filled); err != nil {
 		return fmt.Errorf("read the feed's state: %w", err)
 	}
-	defer func() { w.logged, w.feedPlaced, w.feedAll = nil, nil, false }()
+	defer func() { w.logged, w.changes, w.feedPlaced, w.feedAll, w.placeSeed = nil, nil, nil, false, nil }()
 	if filled != 0 && len(w.logged) == 0 && len(w.feedPlaced) == 0 && !w.feedAll {
 		return nil
 	}
@@ -279,7 +315,11 @@ func (w *writeTx) logFeed() error {
 	ps := newPlaceSource()
 	before := map[string]int64{}
 	if all {
-		if err := ps.loadAll(w); err != nil {
+		seeded := w.placeSeed != nil
+		if seeded {
+			ps = w.placeSeed
+		}
+		if err := ps.loadAll(w, seeded); err != nil {
 			return err
 		}
 		ids = slices.Sorted(maps.Keys(ps.recs))
@@ -298,7 +338,7 @@ func (w *writeTx) logFeed() error {
 		}
 		for _, id := range ids {
 			var p int64
-			err := w.pub.QueryRowContext(w.ctx, feedPlaceSQL, id).Scan(&p)
+			err := keptReader{w, w.pub}.QueryRowContext(w.ctx, feedPlaceSQL, id).Scan(&p)
 			if err != nil && !isNoRows(err) {
 				return fmt.Errorf("read the feed's placement of %s: %w", id, err)
 			}
@@ -306,35 +346,53 @@ func (w *writeTx) logFeed() error {
 		}
 	}
 	at := w.now.Format(time.RFC3339Nano)
-	for _, id := range ids {
-		after, err := w.placeID(ps.placement(id))
+	afters, err := w.placements(ps, ids)
+	if err != nil {
+		return err
+	}
+	err = w.insertChangeRows(func(id string) any {
+		if filled == 0 {
+			return nil // not known
+		}
+		return before[id]
+	}, afters, at)
+	if err != nil {
+		return err
+	}
+	kept := make([]any, 0, 2*placesPerStatement)
+	keep := func() error {
+		if len(kept) == 0 {
+			return nil
+		}
+		err := w.exec(w.pub, keepPlaces(len(kept)/2), kept...)
+		kept = kept[:0]
 		if err != nil {
-			return err
+			return fmt.Errorf("keep the placements of records: %w", err)
 		}
-		prev := before[id]
-		var had dirsvc.Audiences
-		for _, e := range w.logged[id] {
-			had |= e.audiences
-			var b any = prev
-			if filled == 0 {
-				b = nil // not known
-			}
-			if err := w.exec(w.pub, "UPDATE changes SET placed_before = ?, placed_after = ? WHERE seq = ?", b, after, e.seq); err != nil {
-				return fmt.Errorf("log the placement of %s: %w", id, err)
-			}
-		}
+		return nil
+	}
+	for _, id := range ids {
+		prev, after := before[id], afters[id]
 		if prev == after {
 			continue
 		}
 		if filled != 0 {
+			var had dirsvc.Audiences
+			for _, e := range w.logged[id] {
+				had |= e.audiences
+			}
 			if err := w.logPlacement(id, prev, after, had, at); err != nil {
 				return err
 			}
 		}
-		if err := w.exec(w.pub, `INSERT INTO feed_places (public_id, place_id) VALUES (?, ?)
-ON CONFLICT (public_id) DO UPDATE SET place_id = excluded.place_id`, id, after); err != nil {
-			return fmt.Errorf("keep the placement of %s: %w", id, err)
+		if kept = append(kept, id, after); len(kept) == cap(kept) {
+			if err := keep(); err != nil {
+				return err
+			}
 		}
+	}
+	if err := keep(); err != nil {
+		return err
 	}
 	if filled == 0 {
 		if err := w.exec(w.pub, "UPDATE projection SET feed_filled = 1 WHERE id = 1"); err != nil {
@@ -344,13 +402,43 @@ ON CONFLICT (public_id) DO UPDATE SET place_id = excluded.place_id`, id, after);
 	return nil
 }
 
+// placesPerStatement bounds the placements of records one statement keeps.
+const placesPerStatement = 500
+
+// keepPlaces returns the statement that keeps the placements of n records.
+func keepPlaces(n int) string {
+	return "INSERT INTO feed_places (public_id, place_id) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") +
+		" ON CONFLICT (public_id) DO UPDATE SET place_id = excluded.place_id"
+}
+
+// placements returns the ID of the placement of each record of ids, storing those new in the order
+// of ids. The placements are made on every CPU, a chunk at a time.
+func (w *writeTx) placements(ps *placeSource, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(ids))
+	for chunk := range slices.Chunk(ids, placementChunk) {
+		texts, _ := decodeAll(chunk, func(id string) (string, error) { return ps.placement(id), nil })
+		for i, id := range chunk {
+			p, err := w.placeID(texts[i])
+			if err != nil {
+				return nil, err
+			}
+			out[id] = p
+		}
+	}
+	return out, nil
+}
+
+// placementChunk is how many placements are made together.
+const placementChunk = 4096
+
 // logPlacement logs a placement row of a record for each served audience whose facts differ between
 // the placements prev and after and that no event of the write was for (had).
 func (w *writeTx) logPlacement(id string, prev, after int64, had dirsvc.Audiences, at string) error {
 	texts := [2]string{}
 	for i, p := range [2]int64{prev, after} {
-		if err := w.pub.QueryRowContext(w.ctx, "SELECT placed FROM places WHERE id = ?", p).Scan(&texts[i]); err != nil {
-			return fmt.Errorf("read placement %d: %w", p, err)
+		var err error
+		if texts[i], err = w.placeText(p); err != nil {
+			return err
 		}
 	}
 	var r row
@@ -367,10 +455,10 @@ func (w *writeTx) logPlacement(id string, prev, after int64, had dirsvc.Audience
 		}
 		if !r.exists {
 			var err error
-			if r, err = loadRow(w.ctx, w.pub, id); err != nil {
+			if r, err = loadRow(w.ctx, keptReader{w, w.pub}, id); err != nil {
 				return fmt.Errorf("read %s: %w", id, err)
 			}
-			err = w.pub.QueryRowContext(w.ctx, originSQL, id).Scan(&origin)
+			err = keptReader{w, w.pub}.QueryRowContext(w.ctx, originSQL, id).Scan(&origin)
 			if err != nil && !isNoRows(err) {
 				return fmt.Errorf("read the origin of %s: %w", id, err)
 			}
@@ -409,16 +497,39 @@ func (w *writeTx) placeID(placed string) (int64, error) {
 	if id, ok := w.placeIDs[placed]; ok {
 		return id, nil
 	}
-	if w.placeIDs == nil {
-		w.placeIDs = map[string]int64{}
+	var id int64
+	err := keptReader{w, w.pub}.QueryRowContext(w.ctx, "SELECT id FROM places WHERE placed = ?", placed).Scan(&id)
+	if isNoRows(err) {
+		var res sql.Result
+		if res, err = w.execResult(w.pub, "INSERT INTO places (placed) VALUES (?)", placed); err == nil {
+			id, err = res.LastInsertId()
+		}
 	}
-	if err := w.exec(w.pub, "INSERT INTO places (placed) VALUES (?) ON CONFLICT (placed) DO NOTHING", placed); err != nil {
+	if err != nil {
 		return 0, fmt.Errorf("store a placement: %w", err)
 	}
-	var id int64
-	if err := w.pub.QueryRowContext(w.ctx, "SELECT id FROM places WHERE placed = ?", placed).Scan(&id); err != nil {
-		return 0, fmt.Errorf("read a placement: %w", err)
-	}
-	w.placeIDs[placed] = id
+	w.keepPlace(id, placed)
 	return id, nil
+}
+
+// keepPlace remembers a stored placement for the rest of the write.
+func (w *writeTx) keepPlace(id int64, placed string) {
+	if w.placeIDs == nil {
+		w.placeIDs, w.placeTexts = map[string]int64{}, map[int64]string{}
+	}
+	w.placeIDs[placed], w.placeTexts[id] = id, placed
+}
+
+// placeText returns the text of the stored placement id.
+func (w *writeTx) placeText(id int64) (string, error) {
+	if t, ok := w.placeTexts[id]; ok {
+		return t, nil
+	}
+	var t string
+	kr := keptReader{w, w.pub}
+	if err := kr.QueryRowContext(w.ctx, "SELECT placed FROM places WHERE id = ?", id).Scan(&t); err != nil {
+		return "", fmt.Errorf("read placement %d: %w", id, err)
+	}
+	w.keepPlace(id, t)
+	return t, nil
 }

@@ -2,6 +2,7 @@ package dirdb
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,11 +32,23 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
 	ctx := w.ctx
 	// Kind order keeps the change log readable (organisations before their sites and services); ID
 	// order within a kind makes every primary-key insert an append, which is most of an import's work.
-	recs := slices.Clone(snap.Records)
-	sort.Slice(recs, func(i, j int) bool {
-		ki, kj := kindRank(recs[i].Kind()), kindRank(recs[j].Kind())
-		return ki < kj || ki == kj && recs[i].Base().PublicID < recs[j].Base().PublicID
+	type ranked struct {
+		kind int
+		id   string
+		rec  dirsvc.Record
+	}
+	order := make([]ranked, len(snap.Records))
+	for i, rec := range snap.Records {
+		order[i] = ranked{kindRank(rec.Kind()), rec.Base().PublicID, rec}
+	}
+	slices.SortFunc(order, func(a, b ranked) int {
+		return cmp.Or(cmp.Compare(a.kind, b.kind), strings.Compare(a.id, b.id))
 	})
+	recs := make([]dirsvc.Record, len(order))
+	for i, r := range order {
+		recs[i] = r.rec
+	}
+	order = nil
 	for _, rec := range recs {
 		clearVersions(rec)
 	}
@@ -85,14 +99,16 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
 	// ops.db is a file of its own: its canonical records are written on another goroutine, beside
 	// the publication on this one.
 	sources, opsDone := w.sourceWriter()
-	err = prepareAll(ctx, recs, func(rec dirsvc.Record) (prepared, error) {
-		id := rec.Base().PublicID
-		return prepare(rec, lk, prev[id], own[id], w.now)
-	}, func(pr prepared) error {
-		if pr.ownChanged {
-			sources <- pr
-		}
-		return w.apply(pr.rec.Base(), pr.pub)
+	err = w.batchRows(func() error {
+		return prepareAll(ctx, recs, func(rec dirsvc.Record) (prepared, error) {
+			id := rec.Base().PublicID
+			return prepare(rec, lk, prev[id], own[id], w.now)
+		}, func(pr prepared) error {
+			if pr.ownChanged {
+				sources <- pr
+			}
+			return w.apply(pr.rec.Base(), pr.pub)
+		})
 	})
 	close(sources)
 	if serr := <-opsDone; err == nil {
@@ -172,8 +188,13 @@ func prepare(rec dirsvc.Record, lk dirsvc.Lookup, prev row, prevOwn []byte, now 
 		return prepared{}, err
 	}
 	pr := prepared{rec: rec, hash: hash, doc: doc, ownChanged: !bytes.Equal(hash, prevOwn)}
-	pr.pub, err = publish(rec, lk, prev, pr.ownChanged, now)
-	return pr, err
+	if pr.pub, err = publish(rec, lk, prev, pr.ownChanged, now); err != nil {
+		return prepared{}, err
+	}
+	for i, v := range pr.pub.views {
+		pr.pub.views[i].etag = dirsvc.ETag(v.body)
+	}
+	return pr, nil
 }
 
 // prepareChunk is how many records are prepared together, a chunk ahead of the writer.

@@ -249,6 +249,9 @@ func (w *writeTx) allNarrowingKeys() error {
 		active                int64
 	}
 	var roles []role
+	// The area and category keys read here and the narrowing keys made are those the feed's
+	// placements of every record are made from next (logFeed), which then need not read them again.
+	seed := newPlaceSource()
 	r := kindRange("public_id", dirsvc.KindService)
 	err := w.eachRow(w.pub, "SELECT public_id, COALESCE(organisation_id, ''), COALESCE(location_id, ''), visible_to & 7 FROM records WHERE "+r.sql, r.args, func(sc scanner) error {
 		var id string
@@ -271,12 +274,13 @@ func (w *writeTx) allNarrowingKeys() error {
 			break
 		}
 		kr := prefixRange("key", prefix)
-		err = w.eachRow(w.pub, "SELECT public_id, substr(key, ?), audiences FROM list_keys INDEXED BY list_keys_key WHERE "+kr.sql,
-			append([]any{len(prefix) + 1}, kr.args...), func(sc scanner) error {
-				var id string
-				var k keyAud
-				err := sc.Scan(&id, &k.key, &k.aud)
-				into[id] = append(into[id], k)
+		err = w.eachRow(w.pub, "SELECT public_id, key, audiences FROM list_keys INDEXED BY list_keys_key WHERE "+kr.sql,
+			kr.args, func(sc scanner) error {
+				var id, key string
+				var aud int64
+				err := sc.Scan(&id, &key, &aud)
+				into[id] = append(into[id], keyAud{key[len(prefix):], aud})
+				seed.keys[id] = append(seed.keys[id], listKey{key, aud})
 				return err
 			})
 	}
@@ -371,6 +375,7 @@ JOIN records ro ON ro.public_id = ra.public_id WHERE ra.key = '`+keyActive+`' AN
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			seed.nkeys[owner] = append(seed.nkeys[owner], listKey{k, keys[k]})
 			if args = append(args, owner, k, keys[k]); len(args) == cap(args) {
 				if err := flush(); err != nil {
 					return fmt.Errorf("write the narrowing keys: %w", err)
@@ -381,6 +386,7 @@ JOIN records ro ON ro.public_id = ra.public_id WHERE ra.key = '`+keyActive+`' AN
 	if err := flush(); err != nil {
 		return fmt.Errorf("write the narrowing keys: %w", err)
 	}
+	w.placeSeed = seed
 	return nil
 }
 

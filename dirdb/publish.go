@@ -51,6 +51,7 @@ type event struct {
 type viewRow struct {
 	audiences int64
 	body      []byte
+	etag      string // of body, when made (prepare makes it, on every CPU)
 	updatedMs int64
 }
 
@@ -213,7 +214,7 @@ func (p *publication) addViews(m *dirsvc.Meta, views []projected, now time.Time)
 		if err != nil {
 			return fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
 		}
-		p.views = withView(p.views, viewRow{v.bit, b, hd.updatedMs})
+		p.views = withView(p.views, viewRow{audiences: v.bit, body: b, updatedMs: hd.updatedMs})
 	}
 	return nil
 }

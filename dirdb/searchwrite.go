@@ -258,16 +258,50 @@ func (w *writeTx) putSearchDocs(service string, views map[int64]*dirsvc.ServiceV
 
 // storeSearchDocs stores a service's search documents; their words wait for flushSearchWords.
 func (w *writeTx) storeSearchDocs(service string, docs []docRow) error {
-	for _, d := range docs {
-		res, err := w.execResult(w.pub, "INSERT INTO search_docs (service_id, audiences, doc) VALUES (?, ?, ?)", service, d.audiences, d.doc)
-		var id int64
+	return w.storeSearchDocsOf([]string{service}, [][]docRow{docs})
+}
+
+// docsPerStatement bounds the search documents one statement stores.
+const docsPerStatement = 256
+
+// storeSearchDocsOf stores the search documents of services (docs[i] those of services[i]), in
+// order, many to a statement; their words wait for flushSearchWords. The IDs of a statement's rows
+// follow one another (search_docs is AUTOINCREMENT and the write alone inserts), so the last
+// inserted gives them all.
+func (w *writeTx) storeSearchDocsOf(services []string, docs [][]docRow) error {
+	type pending struct {
+		service string
+		doc     docRow
+	}
+	var rows []pending
+	for i, ds := range docs {
+		for _, d := range ds {
+			rows = append(rows, pending{services[i], d})
+		}
+	}
+	for chunk := range slices.Chunk(rows, docsPerStatement) {
+		args := make([]any, 0, 3*len(chunk))
+		for _, r := range chunk {
+			args = append(args, r.service, r.doc.audiences, r.doc.doc)
+		}
+		q := "INSERT INTO search_docs (service_id, audiences, doc) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", len(chunk)), ", ")
+		res, err := w.execResult(w.pub, q, args...)
+		var last, n int64
 		if err == nil {
-			id, err = res.LastInsertId()
+			if last, err = res.LastInsertId(); err == nil {
+				n, err = res.RowsAffected()
+			}
+		}
+		if err == nil && n != int64(len(chunk)) {
+			err = fmt.Errorf("%d rows stored of %d", n, len(chunk))
 		}
 		if err != nil {
-			return fmt.Errorf("store a search document of %s: %w", service, err)
+			return fmt.Errorf("store the search documents of %s to %s: %w", chunk[0].service, chunk[len(chunk)-1].service, err)
 		}
-		w.searchWords = append(w.searchWords, storedWords{storedDoc{id, d.audiences}, d.text})
+		for i, r := range chunk {
+			id := last - int64(len(chunk)-1-i)
+			w.searchWords = append(w.searchWords, storedWords{storedDoc{id, r.doc.audiences}, r.doc.text})
+		}
 	}
 	return nil
 }
@@ -402,29 +436,51 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 	}
 	// The services' views, in public-ID order: each service's rows come together. Their documents
 	// are made a batch at a time on every CPU (decoding views and encoding documents is most of the
-	// work), and stored in order.
+	// work), and stored in order: a batch's are stored while the next one's are made.
 	type service struct {
 		id   string
 		rows []storedView
 	}
+	type made struct {
+		batch []service
+		docs  [][]docRow
+		err   error
+	}
 	var batch []service
+	var making chan made // the batch whose documents are being made, if any
+	store := func() error {
+		if making == nil {
+			return nil
+		}
+		m := <-making
+		making = nil
+		if m.err != nil {
+			return m.err
+		}
+		ids := make([]string, len(m.batch))
+		for i, b := range m.batch {
+			ids[i] = b.id
+		}
+		return w.storeSearchDocsOf(ids, m.docs)
+	}
 	flush := func() error {
-		docs, err := decodeAll(batch, func(b service) ([]docRow, error) {
-			sv, err := viewsByBit[dirsvc.ServiceView](b.rows)
-			if err != nil || len(sv) == 0 {
-				return nil, err
-			}
-			return serviceDocs(sv, sites[siteOfViews(sv)], roles[b.id])
-		})
-		if err != nil {
+		if err := store(); err != nil {
 			return err
 		}
-		for i, b := range batch {
-			if err := w.storeSearchDocs(b.id, docs[i]); err != nil {
-				return err
-			}
-		}
-		batch = batch[:0]
+		b := batch
+		batch = nil
+		ch := make(chan made, 1) // never blocks: a failed write need not wait for it
+		making = ch
+		go func() {
+			docs, err := decodeAll(b, func(b service) ([]docRow, error) {
+				sv, err := viewsByBit[dirsvc.ServiceView](b.rows)
+				if err != nil || len(sv) == 0 {
+					return nil, err
+				}
+				return serviceDocs(sv, sites[siteOfViews(sv)], roles[b.id])
+			})
+			ch <- made{b, docs, err}
+		}()
 		return nil
 	}
 	svc := kindRange("public_id", dirsvc.KindService)
@@ -447,9 +503,15 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 		return nil
 	})
 	if err != nil {
+		if making != nil {
+			<-making // the documents being made are not wanted; they only read what the write holds
+		}
 		return fmt.Errorf("make the search documents: %w", err)
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	return store()
 }
 
 // docsPerBatch is how many services' documents a whole refresh makes at a time.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -34,12 +33,17 @@ type writeTx struct {
 	// when it has made them all (searchwrite.go).
 	searchDropped []storedDoc
 	searchWords   []storedWords
-	// The change-log rows the write inserted, by record, and the records whose narrowing keys it
-	// made anew (all of them, with feedAll): whose placements the feed logs (feedwrite.go).
+	// The change-log rows the write logs, by record and in the order it made them, and the records
+	// whose narrowing keys it made anew (all of them, with feedAll): whose placements the feed logs
+	// (feedwrite.go).
 	logged     map[string][]loggedEvent
+	changes    []loggedChange
 	feedPlaced map[string]bool
 	feedAll    bool
-	placeIDs   map[string]int64
+	placeIDs   map[string]int64 // placements stored, by text
+	placeTexts map[int64]string // and by ID
+	placeSeed  *placeSource     // every record's keys, when the write made every narrowing key anew
+	published  *publishedRows   // rows of records, views and keys waiting to go in (rowbatch.go)
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -51,6 +55,15 @@ func (w *writeTx) exec(tx *sql.Tx, query string, args ...any) error {
 
 // execResult is exec, returning the statement's result.
 func (w *writeTx) execResult(tx *sql.Tx, query string, args ...any) (sql.Result, error) {
+	st, err := w.stmt(tx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(w.ctx, args...)
+}
+
+// stmt returns the write's prepared statement of query in tx, preparing it on first use.
+func (w *writeTx) stmt(tx *sql.Tx, query string) (*sql.Stmt, error) {
 	byQuery := w.stmts[tx]
 	if byQuery == nil {
 		byQuery = map[string]*sql.Stmt{}
@@ -64,7 +77,24 @@ func (w *writeTx) execResult(tx *sql.Tx, query string, args ...any) (sql.Result,
 		}
 		byQuery[query] = st
 	}
-	return st.ExecContext(w.ctx, args...)
+	return st, nil
+}
+
+// keptReader reads in a transaction of the write through the write's prepared statements: the
+// feed's bookkeeping reads a row or two for each of hundreds of thousands of records, and parsing
+// each read again costs more than running it.
+type keptReader struct {
+	w  *writeTx
+	tx *sql.Tx
+}
+
+// QueryRowContext runs query in the transaction with a statement kept for its text.
+func (p keptReader) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := p.w.stmt(p.tx, query)
+	if err != nil {
+		return p.tx.QueryRowContext(ctx, query, args...) // the error comes again, with the row
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // write runs fn inside a write of the directory.
@@ -107,7 +137,7 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 		return dirsvc.ImportStats{}, fmt.Errorf("begin directory write: %w", err)
 	}
 	defer pubTx.Rollback()
-	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: dirsvc.Now(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}}
+	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: writeClock(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}, published: newPublishedRows()}
 	if err := fn(w); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
@@ -129,6 +159,9 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 	}
 	return w.stats, nil
 }
+
+// writeClock gives a write its time; a variable so a test can fix it and compare whole files.
+var writeClock = dirsvc.Now
 
 // clearVersions clears what the store assigns, so a record's canonical form holds none of it.
 func clearVersions(rec dirsvc.Record) {
@@ -170,22 +203,10 @@ func (w *writeTx) apply(m *dirsvc.Meta, p publication) error {
 		}
 		return s
 	}
-	err := w.exec(w.pub, `
-INSERT INTO records (public_id, kind, state, visible_to, seen_by, survivor_id, version, local_revision,
-    view_hash, organisation_id, location_id, service_id, practitioner_id, updated_at, audience_heads)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.state,
-    visible_to = excluded.visible_to, seen_by = excluded.seen_by, survivor_id = excluded.survivor_id,
-    version = excluded.version, local_revision = excluded.local_revision, view_hash = excluded.view_hash,
-    organisation_id = excluded.organisation_id, location_id = excluded.location_id,
-    service_id = excluded.service_id, practitioner_id = excluded.practitioner_id,
-    updated_at = excluded.updated_at, audience_heads = excluded.audience_heads`,
-		id, string(r.kind), string(r.state), int64(r.visibleTo), int64(r.seenBy), nullable(r.survivor),
+	rows := w.published
+	rows.records.add(id, id, string(r.kind), string(r.state), int64(r.visibleTo), int64(r.seenBy), nullable(r.survivor),
 		r.version, r.localRevision, r.viewHash, nullable(r.refs[0]), nullable(r.refs[1]),
 		nullable(r.refs[2]), nullable(r.refs[3]), r.updatedAt.Format(time.RFC3339Nano), r.heads.encode())
-	if err != nil {
-		return fmt.Errorf("publish %s: %w", id, err)
-	}
 	w.touched(r.kind, id, p.prevRefs, r.refs)
 	w.touchedSearch(r.kind, id, p.prevRefs, r.refs)
 	if !p.isNew {
@@ -197,39 +218,27 @@ ON CONFLICT (public_id) DO UPDATE SET kind = excluded.kind, state = excluded.sta
 		}
 	}
 	for _, v := range p.views {
-		if err := w.exec(w.pub, "INSERT INTO projections (public_id, audiences, body, etag, updated_ms) VALUES (?, ?, ?, ?, ?)",
-			id, v.audiences, v.body, dirsvc.ETag(v.body), v.updatedMs); err != nil {
-			return fmt.Errorf("publish views of %s: %w", id, err)
+		if v.etag == "" {
+			v.etag = dirsvc.ETag(v.body)
 		}
+		rows.views.add(id, id, v.audiences, v.body, v.etag, v.updatedMs)
 	}
-	// One statement for a record's keys (up to maxKeysPerInsert at a time): an import writes
-	// millions of them, and each statement costs more than its row.
-	for keys := range slices.Chunk(p.keys, maxKeysPerInsert) {
-		args := make([]any, 0, 3*len(keys))
-		for _, k := range keys {
-			args = append(args, id, k.key, k.audiences)
-		}
-		if err := w.exec(w.pub, insertKeys(len(keys)), args...); err != nil {
-			return fmt.Errorf("publish list keys of %s: %w", id, err)
-		}
+	for _, k := range p.keys {
+		rows.keys.add(id, id, k.key, k.audiences)
 	}
+	if err := w.flushPublished(!rows.batching); err != nil {
+		return err
+	}
+	// The change-log rows wait for the placements that logFeed gives them, and go in with them.
 	for _, e := range p.events {
-		res, err := w.execResult(w.pub, `
-INSERT INTO changes (kind, public_id, version, local_revision, event_type, survivor_id, origin, audiences, at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			string(r.kind), id, e.version, e.localRevision, e.kind, nullable(r.survivor), nullable(m.Origin),
-			int64(e.audiences), w.now.Format(time.RFC3339Nano))
-		if err != nil {
-			return fmt.Errorf("log change of %s: %w", id, err)
-		}
-		seq, err := res.LastInsertId()
-		if err != nil {
-			return fmt.Errorf("log change of %s: %w", id, err)
-		}
+		w.changes = append(w.changes, loggedChange{
+			kind: string(r.kind), id: id, version: e.version, localRevision: e.localRevision, event: e.kind,
+			survivor: nullable(r.survivor), origin: nullable(m.Origin), audiences: e.audiences,
+		})
 		if w.logged == nil {
 			w.logged = map[string][]loggedEvent{}
 		}
-		w.logged[id] = append(w.logged[id], loggedEvent{seq, e.audiences})
+		w.logged[id] = append(w.logged[id], loggedEvent{e.audiences})
 	}
 	w.stats.Events += len(p.events)
 	switch {
@@ -245,11 +254,6 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
 // maxKeysPerInsert keeps an insert of list keys well under SQLite's limit on bound parameters.
 const maxKeysPerInsert = 500
-
-// insertKeys returns the statement that inserts n list keys.
-func insertKeys(n int) string {
-	return "INSERT INTO list_keys (public_id, key, audiences) VALUES " + strings.TrimSuffix(strings.Repeat("(?, ?, ?), ", n), ", ")
-}
 
 const rowColumns = `public_id, kind, state, visible_to, seen_by, COALESCE(survivor_id, ''), version,
     local_revision, view_hash, COALESCE(organisation_id, ''), COALESCE(location_id, ''),
