@@ -599,6 +599,10 @@ func (c *catalog) Practitioners(_ context.Context, _ dirsvc.Viewer, after string
 	return c.views(dirsvc.KindPractitioner, after, limit), nil
 }
 
+func (c *catalog) Records(_ context.Context, _ dirsvc.Viewer, kind dirsvc.Kind, after string, limit int) (dirsvc.Page, error) {
+	return c.views(kind, after, limit), nil
+}
+
 func (c *catalog) Identified(_ context.Context, v dirsvc.Viewer, system, value string) ([]string, error) {
 	var out []string
 	for _, id := range c.identified[system+"|"+value] {
