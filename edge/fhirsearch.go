@@ -133,18 +133,19 @@ func (fs *fhirSearch) sourceOf() fhirSource {
 			return fs.listed(ids)
 		}
 	}
+	// The relations the directory keeps (records' reference columns): a role's practitioner and
+	// service, a location's organisation, a service's location. Others are checked on the walk.
 	for _, rel := range []struct {
+		kind  dirsvc.Kind
 		param string
 		ref   dirsvc.Kind
-	}{{"practitioner", dirsvc.KindPractitioner}, {"service", dirsvc.KindService}, {"location", dirsvc.KindLocation}, {"organization", dirsvc.KindOrganisation}} {
-		vals, ok := fs.search.Values(rel.param)
-		if !ok || fs.typ == fhir.TypeEndpoint || kind == dirsvc.KindService && rel.ref == dirsvc.KindOrganisation {
-			continue
+	}{
+		{dirsvc.KindRole, "practitioner", dirsvc.KindPractitioner}, {dirsvc.KindRole, "service", dirsvc.KindService},
+		{dirsvc.KindLocation, "organization", dirsvc.KindOrganisation}, {dirsvc.KindService, "location", dirsvc.KindLocation},
+	} {
+		if vals, ok := fs.search.Values(rel.param); ok && kind == rel.kind && fs.typ != fhir.TypeEndpoint {
+			return fs.related(rel.ref, vals)
 		}
-		if rel.ref == dirsvc.KindService && kind != dirsvc.KindRole || rel.ref == dirsvc.KindPractitioner && kind != dirsvc.KindRole {
-			continue
-		}
-		return fs.related(rel.ref, vals)
 	}
 	if fs.typ == fhir.TypeEndpoint {
 		if vals, ok := fs.search.Values("service"); ok {

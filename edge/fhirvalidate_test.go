@@ -269,7 +269,7 @@ func (v *fhirValidator) check(country string, raw []byte) []string {
 		PostalCode string   `json:"postalCode"`
 		Country    string   `json:"country"`
 	}
-	if len(r.Address) > 0 {
+	if len(r.Address) > 0 && (r.ResourceType == "Organization" || r.ResourceType == "Location") {
 		if r.Address[0] == '[' {
 			json.Unmarshal(r.Address, &addrs)
 		} else {
