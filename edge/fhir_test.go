@@ -124,7 +124,7 @@ func (fc *fhirClient) search(query string) (matches, included []json.RawMessage,
 			return nil, nil, false
 		}
 		var b struct {
-			Link []struct{ Relation, URL string }
+			Link  []struct{ Relation, URL string }
 			Entry []struct {
 				FullURL  string          `json:"fullUrl"`
 				Resource json.RawMessage `json:"resource"`

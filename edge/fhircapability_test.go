@@ -32,11 +32,15 @@ var paramValue = map[string]func(r map[string]any) string{
 		w, _, _ := strings.Cut(n, " ")
 		return w
 	},
-	"active":             func(r map[string]any) string { return "true" },
-	"address":            func(r map[string]any) string { return firstOf(str(r, "address", "city"), str(r, "address", 0, "city")) },
-	"address-city":       func(r map[string]any) string { return firstOf(str(r, "address", "city"), str(r, "address", 0, "city")) },
-	"address-postalcode": func(r map[string]any) string { return firstOf(str(r, "address", "postalCode"), str(r, "address", 0, "postalCode")) },
-	"address-state":      func(r map[string]any) string { return firstOf(str(r, "address", "state"), str(r, "address", 0, "state")) },
+	"active":       func(r map[string]any) string { return "true" },
+	"address":      func(r map[string]any) string { return firstOf(str(r, "address", "city"), str(r, "address", 0, "city")) },
+	"address-city": func(r map[string]any) string { return firstOf(str(r, "address", "city"), str(r, "address", 0, "city")) },
+	"address-postalcode": func(r map[string]any) string {
+		return firstOf(str(r, "address", "postalCode"), str(r, "address", 0, "postalCode"))
+	},
+	"address-state": func(r map[string]any) string {
+		return firstOf(str(r, "address", "state"), str(r, "address", 0, "state"))
+	},
 	"organization": func(r map[string]any) string {
 		return firstOf(str(r, "managingOrganization", "reference"), str(r, "providedBy", "reference"), str(r, "organization", "reference"))
 	},
