@@ -111,7 +111,9 @@ func TestFHIRNegotiationAndErrors(t *testing.T) {
 
 	// A page token is bound to its search and to the caller.
 	r = fc.get("/HealthcareService?_count=2")
-	var b struct{ Link []struct{ Relation, URL string } }
+	var b struct {
+		Link []struct{ Relation, URL string }
+	}
 	json.Unmarshal(r.body, &b)
 	next := ""
 	for _, l := range b.Link {
