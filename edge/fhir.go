@@ -325,26 +325,55 @@ func (fr *fhirReader) read(r *http.Request, t, id string) (*fhir.Resource, error
 }
 
 // resource maps a view the caller receives to the resource of type t (for an Endpoint, its service's
-// HealthcareService: see endpoints).
+// HealthcareService: see endpoints). A resource mapped from the same view before is taken from the
+// cache when every record it refers to is readable, or not, for this caller as it was then.
 func (fr *fhirReader) resource(kind dirsvc.Kind, t string, p *dirsvc.Published) (*fhir.Resource, error) {
+	withLeaders := kind == dirsvc.KindOrganisation && fr.leaders
+	key := fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}
+	if !withLeaders && p.ETag != "" {
+		if e := fr.s.fhirResources.get(key); e != nil && fr.sameReadability(e.refs) {
+			return e.res, fr.err
+		}
+	}
 	v, err := fhir.DecodeView(kind, p.Body)
 	if err != nil {
 		return nil, err
 	}
+	asked := map[string]bool{}
+	m := *fr.mapper
+	m.Readable = func(id string) bool {
+		ok := fr.canRead(id)
+		asked[id] = ok
+		return ok
+	}
 	var res *fhir.Resource
-	if ov, ok := v.(*dirsvc.OrganisationView); ok && fr.leaders {
+	if ov, ok := v.(*dirsvc.OrganisationView); ok && withLeaders {
 		var leaders []dirsvc.LeaderView
 		leaders, err = fr.s.currentLeaders(fr.req, &reading{dir: fr.dir, info: fr.info}, ov.PublicID)
 		if err == nil {
-			res, err = fr.mapper.Organization(ov, leaders)
+			res, err = m.Organization(ov, leaders)
 		}
 	} else {
-		res, err = fr.mapper.Map(v)
+		res, err = m.Map(v)
 	}
 	if err == nil && fr.err != nil {
 		err = fr.err
 	}
+	if err == nil && !withLeaders && p.ETag != "" {
+		fr.s.fhirResources.put(key, &fhirCacheEntry{res: res, refs: asked})
+	}
 	return res, err
+}
+
+// sameReadability reports whether each record of refs is readable, or not, for the caller as refs
+// says.
+func (fr *fhirReader) sameReadability(refs map[string]bool) bool {
+	for id, ok := range refs {
+		if fr.canRead(id) != ok {
+			return false
+		}
+	}
+	return fr.err == nil
 }
 
 // endpoints returns the Endpoints of a service's view the caller receives.

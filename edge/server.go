@@ -73,6 +73,7 @@ type Server struct {
 	// expensiveRoutes are the patterns of the expensive read routes (handleExpensive).
 	expensiveRoutes map[string]bool
 	bodies          *bodyCache   // coded forms of bodies composed at read time
+	fhirResources   *fhirCache   // FHIR resources mapped from views (fhircache.go)
 	cursors         *cursorKeys  // sign and hide the list cursors
 	vouch           string       // on a primary with a replication token, the credential edges vouch with
 	forward         http.Handler // on an edge, what sends a request to the primary; nil elsewhere
@@ -100,7 +101,7 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
 		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited),
 		bodies: newBodyCache(), admit: newAdmission(cfg.Admission), expensiveRoutes: map[string]bool{},
-		copyFreeRoutes: map[string]bool{}, cursors: newCursorKeys(cfg.CursorSecret)}
+		copyFreeRoutes: map[string]bool{}, cursors: newCursorKeys(cfg.CursorSecret), fhirResources: newFHIRCache()}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}

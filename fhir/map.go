@@ -169,6 +169,20 @@ func (m *Mapper) Endpoints(v *dirsvc.ServiceView) ([]*Resource, error) {
 	return out, nil
 }
 
+// endpointCount is how many Endpoints a service's view gives (Endpoints).
+func endpointCount(v *dirsvc.ServiceView) int {
+	n := 0
+	for _, c := range v.Contacts {
+		if c.Kind == dirsvc.ContactWebsite && c.Value != "" {
+			n++
+		}
+	}
+	if v.Website != "" {
+		n++
+	}
+	return n
+}
+
 // HealthcareService maps a service's view; its Endpoints are listed by reference.
 func (m *Mapper) HealthcareService(v *dirsvc.ServiceView) (*Resource, error) {
 	res := newResource(TypeHealthcareService, v.PublicID, v.RecordHead)
@@ -209,12 +223,8 @@ func (m *Mapper) HealthcareService(v *dirsvc.ServiceView) (*Resource, error) {
 		h.AppointmentReq = &f
 	}
 	h.AvailableTime, h.NotAvailable, h.AvailabilityExcept = availableTimes(v.Hours)
-	eps, err := m.Endpoints(v)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range eps {
-		ref := &Reference{Reference: TypeEndpoint + "/" + e.ID}
+	for n := range endpointCount(v) {
+		ref := &Reference{Reference: TypeEndpoint + "/" + EndpointID(v.PublicID, n+1)}
 		h.Endpoint = append(h.Endpoint, *ref)
 		res.addRef("endpoint", ref)
 	}
