@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -227,6 +228,7 @@ type fhirReader struct {
 	info     *dirsvc.Directory
 	viewer   dirsvc.Viewer
 	mapper   *fhir.Mapper
+	mu       sync.Mutex // guards readable and err: a search maps a page's views in parallel
 	readable map[string]bool
 	// leaders tells whether the caller receives organisations' leadership (leadershipOf).
 	leaders bool
@@ -255,25 +257,48 @@ func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirRead
 // canRead reports whether the caller may read the record id: a read of it would answer 200. A
 // failed read counts as not readable, and fails the request (fr.err).
 func (fr *fhirReader) canRead(id string) bool {
-	if ok, seen := fr.readable[id]; seen {
+	fr.mu.Lock()
+	ok, seen := fr.readable[id]
+	fr.mu.Unlock()
+	if seen {
 		return ok
 	}
 	kind := dirsvc.KindOfID(id)
-	ok := false
 	if kind != "" && fr.viewer.Narrowing.AllowsKind(kind) {
 		st, err := fr.dir.Record(fr.ctx, id, fr.viewer)
 		switch {
 		case errors.Is(err, dirsvc.ErrNotFound):
 		case err != nil:
-			if fr.err == nil {
-				fr.err = err
-			}
+			fr.fail(err)
 		default:
 			ok = st.View != nil && st.Kind == kind
 		}
 	}
-	fr.readable[id] = ok
+	fr.setReadable(id, ok)
 	return ok
+}
+
+// setReadable records whether the caller may read the record id.
+func (fr *fhirReader) setReadable(id string, ok bool) {
+	fr.mu.Lock()
+	fr.readable[id] = ok
+	fr.mu.Unlock()
+}
+
+// fail keeps the first failed read of the request.
+func (fr *fhirReader) fail(err error) {
+	fr.mu.Lock()
+	if fr.err == nil {
+		fr.err = err
+	}
+	fr.mu.Unlock()
+}
+
+// failed returns the request's first failed read.
+func (fr *fhirReader) failed() error {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	return fr.err
 }
 
 // read returns the resource of type t and id as the caller may read it, or the error a read
@@ -306,7 +331,7 @@ func (fr *fhirReader) read(r *http.Request, t, id string) (*fhir.Resource, error
 	if rd.status.View == nil || (t == fhir.TypeEndpoint && n == 0) || (t != fhir.TypeEndpoint && fhir.ResourceID(publicID) != id) {
 		return nil, dirsvc.ErrNotFound
 	}
-	fr.readable[publicID] = true
+	fr.setReadable(publicID, true)
 	res, err := fr.resource(kind, t, rd.status.View)
 	if err != nil {
 		return nil, err
@@ -332,7 +357,7 @@ func (fr *fhirReader) resource(kind dirsvc.Kind, t string, p *dirsvc.Published) 
 	key := fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}
 	if !withLeaders && p.ETag != "" {
 		if e := fr.s.fhirResources.get(key); e != nil && fr.sameReadability(e.refs) {
-			return e.res, fr.err
+			return e.res, nil
 		}
 	}
 	v, err := fhir.DecodeView(kind, p.Body)
@@ -356,8 +381,8 @@ func (fr *fhirReader) resource(kind dirsvc.Kind, t string, p *dirsvc.Published) 
 	} else {
 		res, err = m.Map(v)
 	}
-	if err == nil && fr.err != nil {
-		err = fr.err
+	if err == nil {
+		err = fr.failed()
 	}
 	if err == nil && !withLeaders && p.ETag != "" {
 		fr.s.fhirResources.put(key, &fhirCacheEntry{res: res, refs: asked})
@@ -373,7 +398,7 @@ func (fr *fhirReader) sameReadability(refs map[string]bool) bool {
 			return false
 		}
 	}
-	return fr.err == nil
+	return fr.failed() == nil
 }
 
 // endpoints returns the Endpoints of a service's view the caller receives.
@@ -383,8 +408,8 @@ func (fr *fhirReader) endpoints(p *dirsvc.Published) ([]*fhir.Resource, error) {
 		return nil, err
 	}
 	eps, err := fr.mapper.Endpoints(&v)
-	if err == nil && fr.err != nil {
-		err = fr.err
+	if err == nil {
+		err = fr.failed()
 	}
 	return eps, err
 }

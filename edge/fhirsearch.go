@@ -3,9 +3,12 @@ package edge
 import (
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/fhir"
@@ -277,8 +280,8 @@ func (fs *fhirSearch) listed(ids []string) fhirSource {
 				break
 			}
 			if !fs.canRead(id) {
-				if fs.err != nil {
-					return page, fs.err
+				if err := fs.failed(); err != nil {
+					return page, err
 				}
 				continue
 			}
@@ -306,7 +309,7 @@ func (fs *fhirSearch) identified(vals []string) ([]string, bool) {
 		}
 		ids, err := fs.dir.Identified(fs.ctx, fs.viewer, system, value)
 		if err != nil {
-			fs.err = err
+			fs.fail(err)
 			return nil, true
 		}
 		for _, id := range ids {
@@ -338,8 +341,8 @@ func (fs *fhirSearch) related(ref dirsvc.Kind, vals []string) fhirSource {
 				}
 				all = append(all, rel...)
 			}
-			if fs.err != nil {
-				return dirsvc.Page{}, fs.err
+			if err := fs.failed(); err != nil {
+				return dirsvc.Page{}, err
 			}
 			slices.SortFunc(all, func(a, b dirsvc.Published) int { return strings.Compare(a.PublicID, b.PublicID) })
 			all = slices.CompactFunc(all, func(a, b dirsvc.Published) bool { return a.PublicID == b.PublicID })
@@ -379,12 +382,51 @@ func (fs *fhirSearch) resources(p *dirsvc.Published) ([]candidate, error) {
 		}
 		return out, nil
 	}
-	fs.readable[p.PublicID] = true
+	fs.setReadable(p.PublicID, true)
 	res, err := fs.resource(fs.kind, fs.typ, p)
 	if err != nil {
 		return nil, err
 	}
 	return []candidate{{res, p.PublicID}}, nil
+}
+
+// mapAll maps a page of views, on as many goroutines as there are CPUs (up to 4).
+func (fs *fhirSearch) mapAll(items []dirsvc.Published) ([][]candidate, error) {
+	out := make([][]candidate, len(items))
+	workers := min(runtime.GOMAXPROCS(0), 4, len(items))
+	if workers <= 1 {
+		for i := range items {
+			cs, err := fs.resources(&items[i])
+			if err != nil {
+				return nil, err
+			}
+			out[i] = cs
+		}
+		return out, nil
+	}
+	var next atomic.Int64
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(items) || errs[w] != nil {
+					return
+				}
+				out[i], errs[w] = fs.resources(&items[i])
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // walk returns up to want matching resources after the position after, examining at most budget
@@ -419,14 +461,15 @@ func (fs *fhirSearch) walk(after string, want, budget int) (found []candidate, l
 		if err != nil {
 			return nil, last, false, err
 		}
+		mapped, err := fs.mapAll(page.Items)
+		if err != nil {
+			return nil, last, false, err
+		}
 		for i := range page.Items {
 			p := &page.Items[i]
 			examined++
 			after = p.PublicID
-			cs, err := fs.resources(p)
-			if err != nil {
-				return nil, last, false, err
-			}
+			cs := mapped[i]
 			for _, c := range cs {
 				last = c.pos
 				if fs.search.Matches(c.res) {
@@ -595,7 +638,7 @@ func (fs *fhirSearch) includes(found []candidate, seen map[string]bool) ([]*fhir
 				return nil, nil, err
 			}
 			for i := range rel {
-				fs.readable[rel[i].PublicID] = true
+				fs.setReadable(rel[i].PublicID, true)
 				res, err := fs.resource(srcKind, srcType, &rel[i])
 				if err != nil {
 					return nil, nil, err
