@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dirsvc/dirsvc"
@@ -243,5 +245,30 @@ func TestFHIRNewZealand(t *testing.T) {
 				t.Errorf("an NZ resource claims an AU profile: %.300s", m)
 			}
 		}
+	}
+}
+
+// TestAnEdgeServesFHIRFromItsCopy: an edge answers every FHIR route from its own copy, never asking
+// the primary (here one that fails every request it gets).
+func TestAnEdgeServesFHIRFromItsCopy(t *testing.T) {
+	var asked atomic.Int64
+	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	t.Cleanup(primary.Close)
+	s := edgeOf(t, primary, edge.Forwarding{EdgeToken: "a-replication-token-for-tests"})
+	for _, p := range []string{"/v1/d/small/fhir/metadata", "/v1/d/small/fhir/HealthcareService?_count=5",
+		"/v1/d/small/fhir/HealthcareService/svc-gp", "/v1/d/small/fhir/Location?_count=5&_revinclude=HealthcareService:location",
+		"/fhir/CodeSystem/ownership-type"} {
+		if r := s.get(t, p); r.status != http.StatusOK {
+			t.Errorf("GET %s on an edge: %d %s", p, r.status, r.body)
+		}
+	}
+	if r := s.get(t, "/v1/d/small/fhir/HealthcareService/svc-missing"); r.status != http.StatusNotFound {
+		t.Errorf("a missing resource on an edge: %d", r.status)
+	}
+	if n := asked.Load(); n != 0 {
+		t.Errorf("the edge asked the primary %d times", n)
 	}
 }
