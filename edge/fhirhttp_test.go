@@ -272,3 +272,39 @@ func TestAnEdgeServesFHIRFromItsCopy(t *testing.T) {
 		t.Errorf("the edge asked the primary %d times", n)
 	}
 }
+
+// TestFHIRTotals: _summary=count and _total=accurate count exactly the matches that paging gives,
+// with and without a filter, and _count=0 gives no entries.
+func TestFHIRTotals(t *testing.T) {
+	s := newTestServer(t, demoFiles(t)["demo"])
+	partner := token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "graph:read"})
+	fc := newFHIRClient(t, s, caller{"partner", partner, dirsvc.Partner}, "demo", "AU")
+	for _, q := range []string{"Location", "HealthcareService?service-category=primary_care", "PractitionerRole?active=true", "Endpoint"} {
+		all := fc.allOf(q)
+		sep := "?"
+		if strings.Contains(q, "?") {
+			sep = "&"
+		}
+		for _, extra := range []string{"_summary=count", "_total=accurate&_count=5", "_total=accurate&_count=0"} {
+			r := fc.get("/" + q + sep + extra)
+			var b struct {
+				Total *int
+				Entry []struct{ Search struct{ Mode string } }
+			}
+			json.Unmarshal(r.body, &b)
+			if r.status != http.StatusOK || b.Total == nil || *b.Total != len(all) {
+				t.Errorf("%s%s%s: %d total %v, want %d", q, sep, extra, r.status, b.Total, len(all))
+			}
+			want := 0
+			if strings.Contains(extra, "_count=5") {
+				want = min(5, len(all))
+			}
+			if len(b.Entry) != want {
+				t.Errorf("%s%s%s: %d entries, want %d", q, sep, extra, len(b.Entry), want)
+			}
+		}
+		if len(all) == 0 {
+			t.Errorf("%s: nothing to count", q)
+		}
+	}
+}
