@@ -52,6 +52,7 @@ var moduleHomes = map[string]string{
 	"github.com/klauspost/compress":         "edge",
 	"github.com/rickar/cal":                 "edge",
 	"github.com/pb33f/":                     "edge/edgetest",
+	"golang.org/x/text/":                    "fhir",
 }
 
 // moduleHome checks that a third-party import is in its module's home package.

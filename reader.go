@@ -45,6 +45,10 @@ type DirectoryReader interface {
 	// Practitioners returns a page of the practitioners with an active role at a service the viewer
 	// can see, as the viewer sees them.
 	Practitioners(ctx context.Context, v Viewer, after string, limit int) (Page, error)
+	// Records returns a page of the records of kind the viewer may read, as the viewer sees them,
+	// in public-ID order after the public ID after (the FHIR searches of organisations, locations
+	// and roles walk them).
+	Records(ctx context.Context, v Viewer, kind Kind, after string, limit int) (Page, error)
 	// Identified returns the public IDs of the records visible to the viewer that carry, as the viewer
 	// sees them, the identifier value of system (a system URI or a type code).
 	Identified(ctx context.Context, v Viewer, system, value string) ([]string, error)

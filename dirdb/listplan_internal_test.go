@@ -171,6 +171,16 @@ func plans(t *testing.T, db *sql.DB) map[string]string {
 			}
 		}
 	}
+	// The record walks of the FHIR searches (Records), every kind.
+	for _, kind := range dirsvc.Kinds {
+		for _, n := range []dirsvc.Narrowing{{}, {Areas: []string{"state:nsw"}, Categories: []string{"primary_care"}}} {
+			for _, after := range []string{"", kind.IDPrefix() + "a"} {
+				v := dirsvc.Viewer{Audience: dirsvc.Professional, Narrowing: n}
+				q := viewsPage(v, kind, after, 101, condTrue)
+				out[fmt.Sprintf("records %s narrowed=%t after=%q", kind, n.Narrowed(), after)] = "driven=false\n" + explain(t, db, q) + "--\n" + q.sql
+			}
+		}
+	}
 	return out
 }
 

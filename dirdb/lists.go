@@ -270,6 +270,15 @@ func (d *Directory) Practitioners(ctx context.Context, v dirsvc.Viewer, after st
 	return d.listPage(ctx, v, dirsvc.KindPractitioner, after, limit, activeRole("p.public_id", audienceBit(v.Audience), condTrue))
 }
 
+// Records returns a page of the records of kind the viewer may read, as the viewer sees them, in
+// public-ID order after the public ID after: one walk of the kind's views in order (viewsPage).
+func (d *Directory) Records(ctx context.Context, v dirsvc.Viewer, kind dirsvc.Kind, after string, limit int) (dirsvc.Page, error) {
+	if !v.Narrowing.AllowsKind(kind) {
+		return dirsvc.Page{}, nil
+	}
+	return d.listPage(ctx, v, kind, after, limit, condTrue)
+}
+
 // maxIdentified bounds the records an identifier search returns.
 const maxIdentified = 100
 

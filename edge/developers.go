@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/fhir"
 )
 
 //go:embed openapi.json
@@ -25,15 +26,6 @@ func (s *Server) handleGetOpenAPI(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "public, max-age=300")
 	h.Set("Content-Length", strconv.Itoa(len(openAPIDoc)))
 	w.Write(openAPIDoc)
-}
-
-// auBaseProfiles are the AU Base 6.0.0 profiles claimed by resources of an Australian directory.
-var auBaseProfiles = []string{
-	"http://hl7.org.au/fhir/StructureDefinition/au-organization|6.0.0",
-	"http://hl7.org.au/fhir/StructureDefinition/au-location|6.0.0",
-	"http://hl7.org.au/fhir/StructureDefinition/au-healthcareservice|6.0.0",
-	"http://hl7.org.au/fhir/StructureDefinition/au-practitioner|6.0.0",
-	"http://hl7.org.au/fhir/StructureDefinition/au-practitionerrole|6.0.0",
 }
 
 // DeveloperInfo is the developer information of a directory. It names only addresses this server
@@ -87,11 +79,8 @@ func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 		PartnerAccess: "Ask the directory for partner access; state the scopes you need and, for practitioners:read, why (practitionerListReason).",
 		Licence:       info.Licence, Attribution: info.Attribution, Scopes: dirsvc.AllScopes}
 	if s.answers(restPath + "/fhir/metadata") {
-		d.FHIR = &FHIRInfo{Base: base + restPath + "/fhir", Version: "4.0.1", CapabilityStatement: base + restPath + "/fhir/metadata",
-			Profiles: []string{}}
-		if info.Country == "AU" {
-			d.FHIR.Profiles = auBaseProfiles
-		}
+		d.FHIR = &FHIRInfo{Base: base + restPath + "/fhir", Version: fhir.Version, CapabilityStatement: base + restPath + "/fhir/metadata",
+			Profiles: fhir.Profiles(info.Country)}
 	}
 	if s.answers(restPath + "/changes") {
 		d.ChangeFeed, d.ChangeFeedAccess = base+restPath+"/changes", "client"

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/fhir"
 )
 
 // Problem is an RFC 9457 problem details body. Code repeats the problem type's last segment so
@@ -44,6 +45,7 @@ var problemKinds = map[string]struct {
 	eMethodNotAllowed:      {http.StatusMethodNotAllowed, "Method not allowed"},
 	eTooLarge:              {http.StatusRequestEntityTooLarge, "Request body too large"},
 	eUnsupportedMedia:      {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	fhir.ENotAcceptable:    {http.StatusNotAcceptable, "Not acceptable"},
 }
 
 // ProblemTypeBase prefixes problem type URIs; the code follows it.
@@ -75,6 +77,10 @@ func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 		// The token endpoint answers OAuth error bodies (specification section 7, item 2), its
 		// refusals by the guard and the edge (429, 503) too.
 		WriteOAuth(w, k.status, oauthErrorOf(e))
+		return
+	}
+	if isFHIRPath(r.URL.Path) {
+		s.writeOutcome(w, e, k.status)
 		return
 	}
 	p := Problem{Type: ProblemTypeBase + e.Code, Title: k.title, Status: k.status, Code: e.Code,

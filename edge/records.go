@@ -54,11 +54,15 @@ func (s *Server) readRecord(r *http.Request, rt recordRoute) (*reading, error) {
 
 // resolve finds the record of the request's path for the viewer (see readRecord).
 func (s *Server) resolve(r *http.Request, kind dirsvc.Kind, viewer dirsvc.Viewer, brief bool) (*reading, error) {
+	return s.resolveID(r, kind, r.PathValue("publicId"), viewer, brief)
+}
+
+// resolveID is resolve of the record id (the FHIR routes name records by resource id).
+func (s *Server) resolveID(r *http.Request, kind dirsvc.Kind, id string, viewer dirsvc.Viewer, brief bool) (*reading, error) {
 	dir, info, err := s.directory(r.Context(), r.PathValue("dir"))
 	if err != nil {
 		return nil, err
 	}
-	id := r.PathValue("publicId")
 	if !dirsvc.ValidPublicID(kind, id) || !viewer.Narrowing.AllowsKind(kind) {
 		return nil, dirsvc.ErrNotFound
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/fhir"
 )
 
 // routes registers every read route. It is the one list of what the edge serves.
@@ -35,6 +36,12 @@ func (s *Server) routes() {
 	s.handleExpensive("GET /v1/d/{dir}/categories/{code}", s.handleGetCategory)
 	s.mux.HandleFunc("GET /v1/d/{dir}/collections", s.read(s.handleListCollections))
 	s.mux.HandleFunc("GET /v1/d/{dir}/collections/{slug}", s.read(s.handleGetCollection))
+	// FHIR: a read is a record read; a search walks pages of views as the lists do.
+	s.mux.HandleFunc("GET /v1/d/{dir}/fhir/metadata", s.read(s.handleFHIRMetadata))
+	s.handleExpensive("GET /v1/d/{dir}/fhir/{type}", s.handleFHIRSearch)
+	s.mux.HandleFunc("GET /v1/d/{dir}/fhir/{type}/{id}", s.read(s.handleFHIRRead))
+	s.mux.HandleFunc("GET /fhir/StructureDefinition/ownership-type", s.read(s.handleFHIRDefinition(fhir.OwnershipStructureDefinition)))
+	s.mux.HandleFunc("GET /fhir/CodeSystem/ownership-type", s.read(s.handleFHIRDefinition(fhir.OwnershipCodeSystem)))
 	s.mux.HandleFunc("GET /v1/openapi.json", s.read(s.handleGetOpenAPI))
 	s.mux.HandleFunc("GET /oauth/jwks.json", s.read(s.handleGetJWKS)) // JWKSPath
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)

@@ -77,6 +77,7 @@ type Server struct {
 	expensiveRoutes map[string]bool
 	bodies          *bodyCache   // coded forms of bodies composed at read time
 	pages           *pageCache   // record pages as composed
+	fhirResources   *fhirCache   // FHIR resources mapped from views (fhircache.go)
 	cursors         *cursorKeys  // sign and hide the list cursors
 	vouch           string       // on a primary with a replication token, the credential edges vouch with
 	forward         http.Handler // on an edge, what sends a request to the primary; nil elsewhere
@@ -106,8 +107,9 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(),
 		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited),
-		bodies: newBodyCache(), pages: newPageCache(max(cfg.PageCacheBytes, 0)), admit: newAdmission(cfg.Admission), expensiveRoutes: map[string]bool{},
-		copyFreeRoutes: map[string]bool{}, cursors: newCursorKeys(cfg.CursorSecret)}
+		bodies: newBodyCache(), pages: newPageCache(max(cfg.PageCacheBytes, 0)), admit: newAdmission(cfg.Admission),
+		expensiveRoutes: map[string]bool{}, copyFreeRoutes: map[string]bool{}, cursors: newCursorKeys(cfg.CursorSecret),
+		fhirResources: newFHIRCache()}
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/dirsvc/dirsvc/dirdb"
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/edge/edgetest"
+	"github.com/dirsvc/dirsvc/fhir"
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 )
@@ -54,8 +55,19 @@ type collectionList struct {
 	Items []dirsvc.CollectionSummary `json:"items"`
 }
 
+// fhirResourceHead is what every FHIR resource starts with (the fhir package writes each type's own
+// members after it).
+type fhirResourceHead struct {
+	ResourceType string     `json:"resourceType"`
+	ID           string     `json:"id,omitempty"`
+	Meta         *fhir.Meta `json:"meta,omitempty"`
+}
+
 // goTypes are the Go types whose JSON the component schemas describe, by schema name.
 var goTypes = map[string]any{
+	"FHIRBundle": fhir.Bundle{}, "FHIRLink": fhir.Link{}, "FHIREntry": fhir.Entry{}, "FHIREntrySearch": fhir.EntrySearch{},
+	"OperationOutcome": fhir.OperationOutcome{}, "FHIRIssue": fhir.Issue{}, "FHIRCodeableConcept": fhir.CodeableConcept{},
+	"FHIRCoding": fhir.Coding{}, "FHIRMeta": fhir.Meta{}, "FHIRResource": fhirResourceHead{},
 	"ImportStats": dirsvc.ImportStats{}, "Transition": transitionBody{}, "ImportRecord": importRecordHead{},
 	"Ref": dirsvc.Ref{}, "CodeLabel": dirsvc.CodeLabel{}, "LocalTypeRef": dirsvc.LocalTypeRef{}, "Taxonomy": dirsvc.TaxonomyView{},
 	"CategoryView": dirsvc.CategoryView{}, "PlatformType": dirsvc.PlatformType{}, "LocalTypeView": dirsvc.LocalTypeView{}, "Term": dirsvc.Term{},
@@ -601,6 +613,10 @@ func (c *catalog) Services(_ context.Context, _ dirsvc.Viewer, q dirsvc.ServiceQ
 
 func (c *catalog) Practitioners(_ context.Context, _ dirsvc.Viewer, after string, limit int) (dirsvc.Page, error) {
 	return c.views(dirsvc.KindPractitioner, after, limit), nil
+}
+
+func (c *catalog) Records(_ context.Context, _ dirsvc.Viewer, kind dirsvc.Kind, after string, limit int) (dirsvc.Page, error) {
+	return c.views(kind, after, limit), nil
 }
 
 func (c *catalog) Identified(_ context.Context, v dirsvc.Viewer, system, value string) ([]string, error) {

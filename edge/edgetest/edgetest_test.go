@@ -61,7 +61,8 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 		"listCategories", "getCategory", "listCollections", "getCollection", "getOpenAPI",
 		"requestToken", "getJWKS", "putRecord", "transitionRecord", "listChanges",
 		"listWebhooks", "createWebhook", "getWebhook", "updateWebhook", "deleteWebhook", "rotateWebhookSecret",
-		"testWebhook", "listWebhookDeliveries", "getWebhookDelivery", "replayWebhookDelivery"}
+		"testWebhook", "listWebhookDeliveries", "getWebhookDelivery", "replayWebhookDelivery",
+		"getFHIRCapabilityStatement", "searchFHIR", "readFHIR", "getOwnershipExtension", "getOwnershipCodeSystem"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {

@@ -1,0 +1,463 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/fhir"
+)
+
+// The FHIR routes (specification section 4.6): a read-only R4 server per directory at
+// /v1/d/{dir}/fhir, serving resources the fhir package makes from the very views the REST record
+// API gives the caller (read through resolve, as record reads are), so a FHIR answer can hold no
+// detail the caller's REST answers do not. Every error is an OperationOutcome (see error); a
+// missing record, a hidden one, one outside the narrowing and an unknown type answer the same 404.
+
+// fhirContentType is the media type of every FHIR answer.
+var fhirContentType = []string{"application/fhir+json; charset=utf-8"}
+
+// fhirBase returns the FHIR base of the request's directory on the service's base URL.
+func (s *Server) fhirBase(r *http.Request) string {
+	return s.cfg.BaseURL + "/v1/d/" + r.PathValue("dir") + "/fhir"
+}
+
+// isFHIRPath reports whether a path is one of the FHIR routes', whose errors are OperationOutcomes.
+func isFHIRPath(p string) bool {
+	if strings.HasPrefix(p, "/fhir/") {
+		return true
+	}
+	rest, ok := strings.CutPrefix(p, "/v1/d/")
+	if !ok {
+		return false
+	}
+	_, rest, _ = strings.Cut(rest, "/")
+	return rest == "fhir" || strings.HasPrefix(rest, "fhir/")
+}
+
+// fhirIssueCodes are the OperationOutcome issue codes of the domain's error codes.
+var fhirIssueCodes = map[string]string{
+	dirsvc.ENotFound: "not-found", dirsvc.EGone: "deleted", dirsvc.EInvalid: "invalid", dirsvc.EInvalidToken: "login",
+	dirsvc.EForbiddenScope: "forbidden", dirsvc.ERateLimited: "throttled", dirsvc.EInternal: "exception",
+	dirsvc.EUnavailable: "transient", eMethodNotAllowed: "not-supported", fhir.ENotAcceptable: "not-supported",
+}
+
+// writeOutcome writes an error of a FHIR route as an OperationOutcome with the status of its code.
+func (s *Server) writeOutcome(w http.ResponseWriter, e *dirsvc.Error, status int) {
+	code := fhirIssueCodes[e.Code]
+	if code == "" {
+		code = "processing"
+	}
+	var expr []string
+	if e.Param != "" && e.Code == dirsvc.EInvalid {
+		expr = []string{e.Param}
+	}
+	body, err := json.Marshal(fhir.Outcome("error", code, e.Message, expr...))
+	if err != nil {
+		s.log.Error("encode operation outcome", "err", err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h[keyContentType] = fhirContentType
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	if h.Get("Cache-Control") == "" {
+		h.Set("Cache-Control", "no-store")
+	}
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// fhirError answers a failed FHIR request. A not-found answer is cached as a record's is, whatever
+// made it (missing, hidden, outside the narrowing, an unknown type or directory), so all are the same.
+func (s *Server) fhirError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *dirsvc.Error
+	if errors.As(err, &e) && e.Code == dirsvc.EMoved {
+		loc := s.fhirBase(r) + "/" + r.PathValue("type") + "/" + fhir.ResourceID(e.Target)
+		w.Header().Set("Location", loc)
+		setAudience(w, audience(r))
+		s.cacheFor(w, r)
+		w.WriteHeader(http.StatusMovedPermanently)
+		return
+	}
+	switch dirsvc.ErrorCode(err) {
+	case dirsvc.ENotFound:
+		s.cacheFor(w, r)
+	case dirsvc.EGone:
+		setAudience(w, audience(r))
+		s.cacheFor(w, r)
+	}
+	s.error(w, r, err)
+}
+
+// negotiate checks that the caller accepts FHIR JSON: _format json (or a JSON media type), else an
+// Accept header that is absent or holds */*, application/*, application/json or
+// application/fhir+json (parameters allowed) with a non-zero weight. Anything else is 406.
+func negotiate(r *http.Request) error {
+	if fs, ok := r.URL.Query()["_format"]; ok {
+		for _, f := range fs {
+			if !fhir.JSONFormat(f) {
+				return notAcceptable
+			}
+		}
+		return nil
+	}
+	accept := r.Header.Values("Accept")
+	if len(accept) == 0 {
+		return nil
+	}
+	for _, h := range accept {
+		for _, part := range strings.Split(h, ",") {
+			if strings.TrimSpace(part) == "" {
+				continue
+			}
+			mt, params, err := mime.ParseMediaType(part)
+			if err != nil {
+				continue
+			}
+			if q, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+					continue
+				}
+			}
+			switch mt {
+			case "*/*", "application/*", "application/json", "application/fhir+json":
+				return nil
+			}
+		}
+	}
+	return notAcceptable
+}
+
+var notAcceptable = &dirsvc.Error{Code: fhir.ENotAcceptable, Message: "Only FHIR JSON is offered: accept application/fhir+json or application/json, or ask for _format=json."}
+
+// writeFHIR writes a FHIR body with its entity tag (304 to a matching If-None-Match), the audience
+// it was made for and, when it carries addresses, their attribution.
+func (s *Server) writeFHIR(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, body []byte, lastUpdated string, attribution string) {
+	h := w.Header()
+	setAudience(w, a)
+	if attribution != "" {
+		setAttribution(h, attribution)
+	}
+	s.cacheFor(w, r)
+	etag, f := s.composed(body)
+	h.Set("ETag", etag)
+	if t, err := time.Parse(time.RFC3339Nano, lastUpdated); err == nil {
+		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
+	}
+	h[keyContentType] = fhirContentType
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if etagMatch(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	offerForms(w, f, body)
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+}
+
+// fhirReadParams are the parameters a read takes.
+var fhirReadParams = map[string]bool{"_format": true, "_elements": true}
+
+func (s *Server) handleFHIRRead(w http.ResponseWriter, r *http.Request) {
+	if err := negotiate(r); err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	for name := range q {
+		if !fhirReadParams[name] {
+			s.fhirError(w, r, dirsvc.InvalidParam(name, "%s is not a parameter of a read (it takes _format and _elements)", clip(name)))
+			return
+		}
+	}
+	viewer, err := s.viewer(r, dirsvc.ScopeGraphRead)
+	if err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	t := r.PathValue("type")
+	var elements []string
+	if _, ok := fhir.KindOf(t); ok && len(q["_elements"]) > 0 {
+		sr, err := fhir.ParseSearch(t, url.Values{"_elements": q["_elements"]}, false)
+		if err != nil {
+			s.fhirError(w, r, err)
+			return
+		}
+		elements = sr.Elements
+	}
+	fr, err := s.newFHIRReader(r, viewer)
+	if err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	res, err := fr.read(r, t, r.PathValue("id"))
+	if err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	body, err := fhir.Subset(res, elements)
+	if err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	attribution := ""
+	if res.Search["address"] != nil {
+		attribution = fr.info.Attribution
+	}
+	s.cacheTags(w, r, dirTag(r, res.Source))
+	s.writeFHIR(w, r, viewer.Audience, body, res.LastUpdated, attribution)
+}
+
+// fhirReader makes the resources of one request: it reads records as the caller may (resolve), and
+// remembers which records the caller may read, for the references of every resource it maps.
+type fhirReader struct {
+	s        *Server
+	req      *http.Request
+	ctx      context.Context
+	dir      dirsvc.DirectoryReader
+	info     *dirsvc.Directory
+	viewer   dirsvc.Viewer
+	mapper   *fhir.Mapper
+	mu       sync.Mutex // guards readable and err: a search maps a page's views in parallel
+	readable map[string]bool
+	// leaders tells whether the caller receives organisations' leadership (leadershipOf).
+	leaders bool
+	// practitioners tells whether the caller may receive practitioners in bulk (5.4 rules 3, 4).
+	practitioners bool
+	err           error
+}
+
+func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirReader, error) {
+	dir, info, err := s.directory(r.Context(), r.PathValue("dir"))
+	if err != nil {
+		return nil, err
+	}
+	fr := &fhirReader{s: s, req: r, ctx: r.Context(), dir: dir, info: info, viewer: viewer, readable: map[string]bool{}}
+	fr.mapper = &fhir.Mapper{Country: info.Country, Canonical: fhir.Canonical(s.cfg.BaseURL), Readable: fr.canRead}
+	t := tokenFrom(r.Context())
+	fr.leaders = t != nil && t.HasScope(dirsvc.ScopeLeadershipRead) && t.Tier != dirsvc.Public && info.LeadershipOn()
+	if t == nil {
+		fr.practitioners = info.Settings.AnyoneMayListPractitioners
+	} else {
+		fr.practitioners = t.HasScope(dirsvc.ScopePractitionersRead)
+	}
+	return fr, nil
+}
+
+// canRead reports whether the caller may read the record id: a read of it would answer 200. A
+// failed read counts as not readable, and fails the request (fr.err).
+func (fr *fhirReader) canRead(id string) bool {
+	fr.mu.Lock()
+	ok, seen := fr.readable[id]
+	fr.mu.Unlock()
+	if seen {
+		return ok
+	}
+	kind := dirsvc.KindOfID(id)
+	if kind != "" && fr.viewer.Narrowing.AllowsKind(kind) {
+		st, err := fr.dir.Record(fr.ctx, id, fr.viewer)
+		switch {
+		case errors.Is(err, dirsvc.ErrNotFound):
+		case err != nil:
+			fr.fail(err)
+		default:
+			ok = st.View != nil && st.Kind == kind
+		}
+	}
+	fr.setReadable(id, ok)
+	return ok
+}
+
+// setReadable records whether the caller may read the record id.
+func (fr *fhirReader) setReadable(id string, ok bool) {
+	fr.mu.Lock()
+	fr.readable[id] = ok
+	fr.mu.Unlock()
+}
+
+// fail keeps the first failed read of the request.
+func (fr *fhirReader) fail(err error) {
+	fr.mu.Lock()
+	if fr.err == nil {
+		fr.err = err
+	}
+	fr.mu.Unlock()
+}
+
+// failed returns the request's first failed read.
+func (fr *fhirReader) failed() error {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	return fr.err
+}
+
+// read returns the resource of type t and id as the caller may read it, or the error a read
+// answers (not found for an unknown type or a malformed id too).
+func (fr *fhirReader) read(r *http.Request, t, id string) (*fhir.Resource, error) {
+	kind, ok := fhir.KindOf(t)
+	if !ok {
+		return nil, dirsvc.ErrNotFound
+	}
+	var publicID string
+	n := 0
+	if t == fhir.TypeEndpoint {
+		if publicID, n, ok = fhir.ParseEndpointID(id); !ok {
+			publicID = ""
+		}
+	} else {
+		publicID = fhir.PublicID(kind, id)
+	}
+	if publicID == "" {
+		// The same lookups as for a well-formed id, so that the answer takes as long.
+		publicID = kind.IDPrefix() + "0"
+	}
+	rd, err := fr.s.resolveID(r, kind, publicID, fr.viewer, true)
+	if err != nil {
+		if t == fhir.TypeEndpoint && dirsvc.ErrorCode(err) == dirsvc.EMoved {
+			return nil, dirsvc.Errorf(dirsvc.EGone, "The record was merged.")
+		}
+		return nil, err
+	}
+	if rd.status.View == nil || (t == fhir.TypeEndpoint && n == 0) || (t != fhir.TypeEndpoint && fhir.ResourceID(publicID) != id) {
+		return nil, dirsvc.ErrNotFound
+	}
+	fr.setReadable(publicID, true)
+	res, err := fr.resource(kind, t, rd.status.View)
+	if err != nil {
+		return nil, err
+	}
+	if t == fhir.TypeEndpoint {
+		eps, err := fr.endpoints(rd.status.View)
+		if err != nil {
+			return nil, err
+		}
+		if n > len(eps) {
+			return nil, dirsvc.ErrNotFound
+		}
+		return eps[n-1], nil
+	}
+	return res, nil
+}
+
+// resource maps a view the caller receives to the resource of type t (for an Endpoint, its service's
+// HealthcareService: see endpoints). A resource mapped from the same view before is taken from the
+// cache when every record it refers to is readable, or not, for this caller as it was then.
+func (fr *fhirReader) resource(kind dirsvc.Kind, t string, p *dirsvc.Published) (*fhir.Resource, error) {
+	withLeaders := kind == dirsvc.KindOrganisation && fr.leaders
+	key := fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}
+	if !withLeaders && p.ETag != "" {
+		if e := fr.s.fhirResources.get(key); e != nil && fr.sameReadability(e.refs) {
+			return e.res, nil
+		}
+	}
+	v, err := fhir.DecodeView(kind, p.Body)
+	if err != nil {
+		return nil, err
+	}
+	asked := map[string]bool{}
+	m := *fr.mapper
+	m.Readable = func(id string) bool {
+		ok := fr.canRead(id)
+		asked[id] = ok
+		return ok
+	}
+	var res *fhir.Resource
+	if ov, ok := v.(*dirsvc.OrganisationView); ok && withLeaders {
+		var leaders []dirsvc.LeaderView
+		leaders, err = fr.s.currentLeaders(fr.req, &reading{dir: fr.dir, info: fr.info}, ov.PublicID)
+		if err == nil {
+			res, err = m.Organization(ov, leaders)
+		}
+	} else {
+		res, err = m.Map(v)
+	}
+	if err == nil {
+		err = fr.failed()
+	}
+	if err == nil && !withLeaders && p.ETag != "" {
+		fr.s.fhirResources.put(key, &fhirCacheEntry{res: res, refs: asked})
+	}
+	return res, err
+}
+
+// sameReadability reports whether each record of refs is readable, or not, for the caller as refs
+// says.
+func (fr *fhirReader) sameReadability(refs map[string]bool) bool {
+	for id, ok := range refs {
+		if fr.canRead(id) != ok {
+			return false
+		}
+	}
+	return fr.failed() == nil
+}
+
+// endpoints returns the Endpoints of a service's view the caller receives.
+func (fr *fhirReader) endpoints(p *dirsvc.Published) ([]*fhir.Resource, error) {
+	var v dirsvc.ServiceView
+	if err := json.Unmarshal(p.Body, &v); err != nil {
+		return nil, err
+	}
+	eps, err := fr.mapper.Endpoints(&v)
+	if err == nil {
+		err = fr.failed()
+	}
+	return eps, err
+}
+
+func (s *Server) handleFHIRMetadata(w http.ResponseWriter, r *http.Request) {
+	if err := negotiate(r); err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	for name := range r.URL.Query() {
+		if name != "_format" && name != "mode" {
+			s.fhirError(w, r, dirsvc.InvalidParam(name, "%s is not a parameter of metadata", clip(name)))
+			return
+		}
+	}
+	_, info, err := s.directory(r.Context(), r.PathValue("dir"))
+	if err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	body, err := fhir.CapabilityStatement(fhir.Capability{Base: s.fhirBase(r), Canonical: fhir.Canonical(s.cfg.BaseURL),
+		Name: info.Name, Country: info.Country, Published: fhirPublished})
+	if err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	s.writeFHIR(w, r, audience(r), body, "", "")
+}
+
+// fhirPublished is the date of the CapabilityStatement: when this server's FHIR interface last
+// changed.
+var fhirPublished = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+
+// handleFHIRDefinition serves the service's own conformance resources (the ownership extension's
+// StructureDefinition and its CodeSystem) at their canonical URLs.
+func (s *Server) handleFHIRDefinition(make func(canonical string) ([]byte, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := negotiate(r); err != nil {
+			s.fhirError(w, r, err)
+			return
+		}
+		body, err := make(fhir.Canonical(s.cfg.BaseURL))
+		if err != nil {
+			s.fhirError(w, r, err)
+			return
+		}
+		s.writeFHIR(w, r, audience(r), body, "", "")
+	}
+}
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

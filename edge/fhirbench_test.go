@@ -1,0 +1,122 @@
+package edge_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/dirsvc/dirsvc/dirdb"
+	"github.com/dirsvc/dirsvc/edge"
+	"github.com/dirsvc/dirsvc/fhir"
+)
+
+// fhirBenchHandler returns the handler over the data folder of $DIRSVC_BENCH_DATA (a large
+// directory named demo, such as bench/fhir.sh makes), or over the demo directory without one.
+func fhirBenchHandler(b *testing.B) http.Handler {
+	if data := os.Getenv("DIRSVC_BENCH_DATA"); data != "" {
+		store, err := dirdb.Open(context.Background(), data)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { store.Close() })
+		return edge.New(edge.Config{Catalog: store, Logger: discardLogger(), AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}})
+	}
+	s := newTestServer(b, demoFiles(b)["demo"])
+	return edge.New(edge.Config{Catalog: s.store, Logger: discardLogger(), AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}})
+}
+
+// fhirBenchIDs returns the ids of up to n HealthcareService resources of the public tier.
+func fhirBenchIDs(b *testing.B, h http.Handler, n int) []string {
+	var ids []string
+	for next := "/v1/d/demo/fhir/HealthcareService?_count=100&_elements=name"; next != "" && len(ids) < n; {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", next, nil))
+		var page struct {
+			Link  []struct{ Relation, URL string }
+			Entry []struct{ Resource struct{ ID string } }
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range page.Entry {
+			ids = append(ids, e.Resource.ID)
+		}
+		next = ""
+		for _, l := range page.Link {
+			if l.Relation == "next" {
+				next = strings.TrimPrefix(l.URL, edge.DefaultBaseURL)
+			}
+		}
+	}
+	return ids
+}
+
+// BenchmarkFHIRRead measures the handler alone (no network) reading HealthcareService resources as
+// the public, against the REST brief read of the same services (BenchmarkFHIRRead/rest), in one run.
+func BenchmarkFHIRRead(b *testing.B) {
+	h := fhirBenchHandler(b)
+	ids := fhirBenchIDs(b, h, 2000)
+	for _, c := range []struct{ name, prefix string }{
+		{"fhir", "/v1/d/demo/fhir/HealthcareService/"},
+		{"rest", "/v1/d/demo/services/"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					i = (i + 7919) % len(ids)
+					id := ids[i]
+					path := c.prefix + id
+					if c.name == "rest" {
+						path = c.prefix + fhirPublicID(id) + "?view=brief"
+					}
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, httptest.NewRequest("GET", path, nil))
+					if w.Code != http.StatusOK {
+						b.Fatal(path, w.Code)
+					}
+				}
+			})
+		})
+	}
+}
+
+func fhirPublicID(id string) string { return strings.Replace(id, "svc-", "svc_", 1) }
+
+// BenchmarkFHIRPage measures the handler alone reading pages of 100 HealthcareService resources
+// from the start, following next links (the reported resources/s is the paging rate).
+func BenchmarkFHIRPage(b *testing.B) {
+	h := fhirBenchHandler(b)
+	next := ""
+	resources := 0
+	b.ResetTimer()
+	for range b.N {
+		if next == "" {
+			next = "/v1/d/demo/fhir/HealthcareService?_count=100"
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", next, nil))
+		var page struct {
+			Link  []struct{ Relation, URL string }
+			Entry []json.RawMessage
+		}
+		if err := json.Unmarshal(w.Body.Bytes(), &page); err != nil {
+			b.Fatal(err)
+		}
+		resources += len(page.Entry)
+		next = ""
+		for _, l := range page.Link {
+			if l.Relation == "next" {
+				next = strings.TrimPrefix(l.URL, edge.DefaultBaseURL)
+			}
+		}
+	}
+	b.ReportMetric(float64(resources)/b.Elapsed().Seconds(), "resources/s")
+}
+
+var _ = fhir.Types

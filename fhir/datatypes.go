@@ -1,0 +1,214 @@
+package fhir
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+var errUnknownView = errors.New("fhir: not a view of a record kind")
+
+// identifierTypes are the Identifier.type of the identifier types the service knows, as AU Base
+// 6.0.0 fixes them (HPI-O, HPI-I, Ahpra and NPIO have patterns there; ABN and ACN are business
+// identifiers).
+var identifierTypes = map[string]CodeableConcept{
+	dirsvc.IdentHPIO:  {Coding: []Coding{{System: auV20203, Code: "NOI", Display: "National Organisation Identifier"}}, Text: "HPI-O"},
+	dirsvc.IdentHPII:  {Coding: []Coding{{System: v20203, Code: "NPI", Display: "National provider identifier"}}, Text: "HPI-I"},
+	dirsvc.IdentAhpra: {Coding: []Coding{{System: auV20203, Code: "AHPRA", Display: "Ahpra Registration Number"}}, Text: "Ahpra registration number"},
+	dirsvc.IdentNPIO:  {Coding: []Coding{{System: auV20203, Code: "NPIO", Display: "National Provider Identifier at Organisation"}}, Text: "NPIO"},
+	dirsvc.IdentABN:   {Coding: []Coding{{System: v20203, Code: "XX", Display: "Organization identifier"}}, Text: "ABN"},
+	dirsvc.IdentACN:   {Coding: []Coding{{System: v20203, Code: "XX", Display: "Organization identifier"}}, Text: "ACN"},
+	dirsvc.IdentNZBN:  {Coding: []Coding{{System: v20203, Code: "XX", Display: "Organization identifier"}}, Text: "NZBN"},
+	"nz_hpi_person":   {Coding: []Coding{{System: v20203, Code: "PRN", Display: "Provider number"}}, Text: "HPI person identifier"},
+}
+
+// identifiers maps the identifiers the view carries. An identifier of a type the service does not
+// name carries its own type as text.
+func (m *Mapper) identifiers(ids []dirsvc.IdentifierView) []Identifier {
+	var out []Identifier
+	for _, id := range ids {
+		i := Identifier{Use: "official", System: id.System, Value: id.Value}
+		if t, ok := identifierTypes[id.Type]; ok {
+			i.Type = &t
+		} else if id.Type != "" {
+			i.Use = "secondary"
+			i.Type = &CodeableConcept{Text: id.Type}
+		}
+		if id.Type == dirsvc.IdentAhpra || id.Type == dirsvc.IdentHPII || id.Type == dirsvc.IdentHPIO {
+			i.Value = strings.ReplaceAll(i.Value, " ", "")
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// identifierValues are the system|value pairs of identifiers, for the identifier parameter.
+func identifierValues(ids []Identifier) []string {
+	out := make([]string, 0, len(ids))
+	for _, i := range ids {
+		out = append(out, i.System+"|"+i.Value)
+	}
+	return out
+}
+
+// telecomOf maps a contact kind to a ContactPoint system and use.
+var telecomOf = map[dirsvc.ContactKind][2]string{
+	dirsvc.ContactPhone: {"phone", "work"}, dirsvc.ContactMobile: {"phone", "mobile"},
+	dirsvc.ContactFreecall: {"phone", "work"}, dirsvc.ContactLocalRate: {"phone", "work"},
+	dirsvc.ContactFax: {"fax", "work"}, dirsvc.ContactSMS: {"sms", "mobile"}, dirsvc.ContactTTY: {"other", "work"},
+	dirsvc.ContactEmail: {"email", "work"}, dirsvc.ContactWebsite: {"url", "work"}, dirsvc.ContactOther: {"other", "work"},
+}
+
+// telecoms maps contacts (phone-like values are E.164 already in every view).
+func telecoms(cs []dirsvc.ContactView) []ContactPoint {
+	var out []ContactPoint
+	for _, c := range cs {
+		su, ok := telecomOf[c.Kind]
+		if !ok || c.Value == "" {
+			continue
+		}
+		out = append(out, ContactPoint{System: su[0], Value: c.Value, Use: su[1]})
+	}
+	return out
+}
+
+// auStates are the states au-address allows.
+var auStates = map[string]bool{"ACT": true, "NSW": true, "NT": true, "OTHER": true, "QLD": true, "SA": true, "TAS": true, "VIC": true, "WA": true}
+
+// address maps an address as shown; nil for none. In an Australian directory it meets au-address:
+// lines or text, a four-digit postcode, a state from the list, country AU.
+func (m *Mapper) address(a *dirsvc.AddressView, typ string) *Address {
+	if a == nil {
+		return nil
+	}
+	out := &Address{Use: "work", Type: typ, Line: a.Lines, City: a.Locality, State: a.State, PostalCode: a.Postcode, Country: a.Country}
+	parts := append([]string{}, a.Lines...)
+	parts = append(parts, strings.TrimSpace(strings.Join([]string{a.Locality, a.State, a.Postcode}, " ")))
+	out.Text = strings.Join(nonEmpty(parts), ", ")
+	if a.Country == "AU" {
+		if out.State = strings.ToUpper(a.State); out.State != "" && !auStates[out.State] {
+			out.State = ""
+		}
+		if !fourDigits(a.Postcode) {
+			out.PostalCode = ""
+		}
+	}
+	return out
+}
+
+// searchAddress records the address's values for the address parameters.
+func (r *Resource) searchAddress(a *Address) {
+	r.Search["address"] = append(append(r.Search["address"], a.Text, a.City, a.State, a.PostalCode, a.Country), a.Line...)
+	r.Search["address-city"] = append(r.Search["address-city"], a.City)
+	r.Search["address-state"] = append(r.Search["address-state"], a.State)
+	r.Search["address-postalcode"] = append(r.Search["address-postalcode"], a.PostalCode)
+}
+
+func nonEmpty(ss []string) []string {
+	out := ss[:0]
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func fourDigits(s string) bool {
+	if len(s) != 4 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// tz is the timezone extension of an opening time.
+func tz(zone string) *Element {
+	if zone == "" {
+		return nil
+	}
+	return &Element{Extension: []Extension{{URL: timezoneURL, ValueCode: zone}}}
+}
+
+// fhirTime writes "HH:MM" as a FHIR time; the end of the day ("24:00") is its last second.
+func fhirTime(hm string) string {
+	if hm == "24:00" {
+		return "23:59:59"
+	}
+	return hm + ":00"
+}
+
+var days = []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+
+// availableTimes maps opening hours to a HealthcareService's availableTime (each interval with the
+// timezone extension), notAvailable (dates it is closed) and availabilityExceptions (public holidays
+// and after-hours arrangements, as text).
+func availableTimes(h *dirsvc.OpeningHours) ([]AvailableTime, []NotAvailable, string) {
+	if h == nil {
+		return nil, nil, ""
+	}
+	var out []AvailableTime
+	if h.Always {
+		out = append(out, AvailableTime{DaysOfWeek: days, AllDay: true})
+	}
+	for _, d := range h.Weekly {
+		for _, iv := range d.Intervals {
+			out = append(out, AvailableTime{DaysOfWeek: []string{d.Day}, AvailableStartTime: fhirTime(iv.Open),
+				XAvailableStartTime: tz(h.TimeZone), AvailableEndTime: fhirTime(iv.Close), XAvailableEndTime: tz(h.TimeZone)})
+		}
+	}
+	var na []NotAvailable
+	for _, e := range h.Exceptions {
+		if e.Closed {
+			desc := e.Note
+			if desc == "" {
+				desc = "Closed"
+			}
+			na = append(na, NotAvailable{Description: desc, During: &Period{Start: e.Date, End: e.Date}})
+		}
+	}
+	return out, na, exceptions(h)
+}
+
+// hoursOfOperation maps opening hours to a Location's hoursOfOperation.
+func hoursOfOperation(h *dirsvc.OpeningHours) ([]HoursOfOperation, string) {
+	if h == nil {
+		return nil, ""
+	}
+	var out []HoursOfOperation
+	if h.Always {
+		out = append(out, HoursOfOperation{DaysOfWeek: days, AllDay: true})
+	}
+	for _, d := range h.Weekly {
+		for _, iv := range d.Intervals {
+			out = append(out, HoursOfOperation{DaysOfWeek: []string{d.Day}, OpeningTime: fhirTime(iv.Open),
+				XOpeningTime: tz(h.TimeZone), ClosingTime: fhirTime(iv.Close), XClosingTime: tz(h.TimeZone)})
+		}
+	}
+	return out, exceptions(h)
+}
+
+func exceptions(h *dirsvc.OpeningHours) string {
+	var parts []string
+	switch h.PublicHolidays {
+	case "closed":
+		parts = append(parts, "Closed on public holidays.")
+	case "open":
+		parts = append(parts, "Usual hours on public holidays.")
+	case "hours":
+		var ivs []string
+		for _, iv := range h.HolidayIntervals {
+			ivs = append(ivs, iv.Open+"-"+iv.Close)
+		}
+		parts = append(parts, "On public holidays: "+strings.Join(ivs, ", ")+".")
+	}
+	if h.AfterHours != "" {
+		parts = append(parts, h.AfterHours)
+	}
+	return strings.Join(parts, " ")
+}

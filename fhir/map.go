@@ -1,0 +1,361 @@
+package fhir
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// Mapper maps the views one caller receives to resources. It is made per request: Readable answers
+// for that caller.
+type Mapper struct {
+	// Country is the directory's country (AU, NZ): it chooses the claimed profiles and the address
+	// rules.
+	Country string
+	// Canonical is the canonical base of the service's own definitions (see Canonical).
+	Canonical string
+	// Readable reports whether the caller may read the record publicID (a read of its resource
+	// would answer 200); a reference to a record it may not read is left out. Nil reads all.
+	Readable func(publicID string) bool
+}
+
+func (m *Mapper) readable(id string) bool { return id != "" && (m.Readable == nil || m.Readable(id)) }
+
+// ref returns the reference to the record id (of kind), or nil when the caller may not read it.
+func (m *Mapper) ref(kind dirsvc.Kind, r dirsvc.Ref) *Reference {
+	if !m.readable(r.PublicID) {
+		return nil
+	}
+	return &Reference{Reference: TypeOf(kind) + "/" + ResourceID(r.PublicID), Display: r.Name}
+}
+
+func (m *Mapper) meta(t string, h dirsvc.RecordHead) *Meta {
+	mt := &Meta{VersionID: strconv.FormatInt(h.Version, 10), LastUpdated: instant(h.LastUpdated)}
+	if p := ProfileOf(m.Country, t); p != "" {
+		mt.Profile = []string{p}
+	}
+	return mt
+}
+
+// instant writes a time as a FHIR instant (UTC, milliseconds).
+func instant(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+func newResource(t, source string, h dirsvc.RecordHead) *Resource {
+	return &Resource{Type: t, ID: ResourceID(source), Source: source, LastUpdated: instant(h.LastUpdated),
+		VersionID: strconv.FormatInt(h.Version, 10), Refs: map[string][]string{}, Search: map[string][]string{}}
+}
+
+func (r *Resource) addRef(param string, ref *Reference) {
+	if ref != nil {
+		r.Refs[param] = append(r.Refs[param], ref.Reference)
+	}
+}
+
+func (r *Resource) finish(v any) (*Resource, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	r.Body = b
+	r.Search["_id"] = []string{r.ID}
+	return r, nil
+}
+
+// ownership returns the ownership extension of a record's ownership type.
+func (m *Mapper) ownership(o *dirsvc.Ownership) []Extension {
+	if o == nil {
+		return nil
+	}
+	cc := &CodeableConcept{Text: o.Display}
+	if _, ok := ownershipCodes[o.Code]; ok {
+		cc.Coding = []Coding{{System: m.Canonical + OwnershipCodeSystemPath, Code: o.Code, Display: o.Display}}
+	}
+	return []Extension{{URL: m.Canonical + OwnershipPath, ValueCodeableConcept: cc}}
+}
+
+// Organization maps an organisation's view. leaders are its leadership when the caller receives
+// it (nil otherwise).
+func (m *Mapper) Organization(v *dirsvc.OrganisationView, leaders []dirsvc.LeaderView) (*Resource, error) {
+	res := newResource(TypeOrganization, v.PublicID, v.RecordHead)
+	o := Organization{ResourceType: TypeOrganization, ID: res.ID, Meta: m.meta(TypeOrganization, v.RecordHead),
+		Extension: m.ownership(v.OwnershipType), Identifier: m.identifiers(v.Identifiers), Active: true, Name: v.Name,
+		Telecom: telecoms(v.Contacts)}
+	if v.Website != "" {
+		o.Telecom = append(o.Telecom, ContactPoint{System: "url", Value: v.Website, Use: "work"})
+	}
+	if a := m.address(v.PostalAddress, "postal"); a != nil {
+		o.Address = []Address{*a}
+		res.searchAddress(a)
+	}
+	for _, l := range leaders {
+		c := OrganizationContact{Purpose: &CodeableConcept{Text: l.Title}, Name: &HumanName{Text: l.Name}, Telecom: telecoms(l.Contacts)}
+		if l.Title == "" {
+			c.Purpose = &CodeableConcept{Text: l.Group}
+		}
+		o.Contact = append(o.Contact, c)
+	}
+	res.Search["name"] = []string{v.Name}
+	res.Search["active"] = []string{"true"}
+	res.Search["identifier"] = identifierValues(o.Identifier)
+	return res.finish(o)
+}
+
+// Location maps a location's view.
+func (m *Mapper) Location(v *dirsvc.LocationView) (*Resource, error) {
+	res := newResource(TypeLocation, v.PublicID, v.RecordHead)
+	l := Location{ResourceType: TypeLocation, ID: res.ID, Meta: m.meta(TypeLocation, v.RecordHead),
+		Extension: m.ownership(v.OwnershipType), Identifier: m.identifiers(v.Identifiers), Status: "active",
+		Name: v.Name, Description: v.Description, Mode: "instance", Telecom: telecoms(v.Contacts),
+		ManagingOrganization: m.ref(dirsvc.KindOrganisation, v.Organisation)}
+	if a := m.address(v.Address, "physical"); a != nil {
+		l.Address = a
+		res.searchAddress(a)
+	}
+	if v.Point != nil {
+		l.Position = &Position{Longitude: v.Point.Lon, Latitude: v.Point.Lat}
+		res.Search["near"] = []string{strconv.FormatFloat(v.Point.Lat, 'f', -1, 64) + "|" + strconv.FormatFloat(v.Point.Lon, 'f', -1, 64)}
+	}
+	l.HoursOfOperation, l.AvailabilityExcept = hoursOfOperation(v.Hours)
+	res.addRef("organization", l.ManagingOrganization)
+	res.Search["name"] = []string{v.Name}
+	res.Search["identifier"] = identifierValues(l.Identifier)
+	res.Search["organization"] = res.Refs["organization"]
+	return res.finish(l)
+}
+
+// Endpoints returns the Endpoints of a service's view (see the package documentation).
+func (m *Mapper) Endpoints(v *dirsvc.ServiceView) ([]*Resource, error) {
+	var out []*Resource
+	org := m.ref(dirsvc.KindOrganisation, v.Organisation)
+	add := func(name, address string) error {
+		n := len(out) + 1
+		res := newResource(TypeEndpoint, v.PublicID, v.RecordHead)
+		res.ID = EndpointID(v.PublicID, n)
+		e := Endpoint{ResourceType: TypeEndpoint, ID: res.ID, Meta: m.meta(TypeEndpoint, v.RecordHead), Status: "active",
+			ConnectionType: Coding{System: m.Canonical + EndpointKindPath, Code: "web", Display: "Web page"},
+			Name:           name, ManagingOrganization: org,
+			PayloadType:     []CodeableConcept{{Coding: []Coding{{System: payloadTypes, Code: "none", Display: "None"}}, Text: "Web page"}},
+			PayloadMimeType: []string{"text/html"}, Address: address}
+		res.addRef("organization", org)
+		res.Search["organization"] = res.Refs["organization"]
+		res.Search["name"] = []string{name}
+		res.Search["service"] = []string{TypeHealthcareService + "/" + ResourceID(v.PublicID)}
+		r, err := res.finish(e)
+		if err != nil {
+			return err
+		}
+		out = append(out, r)
+		return nil
+	}
+	for _, c := range v.Contacts {
+		if c.Kind == dirsvc.ContactWebsite && c.Value != "" {
+			name := c.Label
+			if name == "" {
+				name = v.Name
+			}
+			if err := add(name, c.Value); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if v.Website != "" {
+		if err := add(v.Name, v.Website); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// endpointCount is how many Endpoints a service's view gives (Endpoints).
+func endpointCount(v *dirsvc.ServiceView) int {
+	n := 0
+	for _, c := range v.Contacts {
+		if c.Kind == dirsvc.ContactWebsite && c.Value != "" {
+			n++
+		}
+	}
+	if v.Website != "" {
+		n++
+	}
+	return n
+}
+
+// HealthcareService maps a service's view; its Endpoints are listed by reference.
+func (m *Mapper) HealthcareService(v *dirsvc.ServiceView) (*Resource, error) {
+	res := newResource(TypeHealthcareService, v.PublicID, v.RecordHead)
+	h := HealthcareService{ResourceType: TypeHealthcareService, ID: res.ID, Meta: m.meta(TypeHealthcareService, v.RecordHead),
+		Extension: m.ownership(v.OwnershipType), Identifier: m.identifiers(v.Identifiers), Active: true,
+		ProvidedBy: m.ref(dirsvc.KindOrganisation, v.Organisation), Name: v.Name, Comment: v.Description,
+		Telecom: telecoms(v.Contacts)}
+	if v.Location != nil {
+		if r := m.ref(dirsvc.KindLocation, *v.Location); r != nil {
+			h.Location = []Reference{*r}
+			res.addRef("location", r)
+		}
+	}
+	res.addRef("organization", h.ProvidedBy)
+	if v.CategoryCode != nil {
+		h.Category = []CodeableConcept{{Coding: []Coding{{System: m.Canonical + CategoryPath, Code: *v.CategoryCode}}}}
+		res.Search["service-category"] = []string{m.Canonical + CategoryPath + "|" + *v.CategoryCode}
+	}
+	h.Type = []CodeableConcept{{Coding: []Coding{{System: m.Canonical + ServiceTypePath, Code: v.Type.Code, Display: v.Type.Label}}, Text: v.TypeDisplay}}
+	types := []string{m.Canonical + ServiceTypePath + "|" + v.Type.Code}
+	var specialties []string
+	for _, lt := range v.Specialties {
+		h.Specialty = append(h.Specialty, CodeableConcept{Coding: []Coding{{System: m.Canonical + LocalTypePath, Code: lt.ID, Display: lt.Label}}})
+		specialties = append(specialties, m.Canonical+LocalTypePath+"|"+lt.ID)
+	}
+	for _, p := range v.Programs {
+		h.Program = append(h.Program, CodeableConcept{Text: p.Label})
+	}
+	for _, l := range v.Languages {
+		h.Communication = append(h.Communication, CodeableConcept{Coding: []Coding{{System: bcp47, Code: l}}})
+	}
+	switch v.Appointment {
+	case dirsvc.AppointmentRequired:
+		t := true
+		h.AppointmentReq = &t
+	case dirsvc.AppointmentNotRequired:
+		f := false
+		h.AppointmentReq = &f
+	}
+	h.AvailableTime, h.NotAvailable, h.AvailabilityExcept = availableTimes(v.Hours)
+	for n := range endpointCount(v) {
+		ref := &Reference{Reference: TypeEndpoint + "/" + EndpointID(v.PublicID, n+1)}
+		h.Endpoint = append(h.Endpoint, *ref)
+		res.addRef("endpoint", ref)
+	}
+	res.Search["name"] = []string{v.Name}
+	res.Search["active"] = []string{"true"}
+	res.Search["identifier"] = identifierValues(h.Identifier)
+	res.Search["service-type"] = types
+	res.Search["specialty"] = specialties
+	res.Search["organization"] = res.Refs["organization"]
+	res.Search["location"] = res.Refs["location"]
+	res.Search["endpoint"] = res.Refs["endpoint"]
+	// The place the caller's view puts the service at (its site's area, shown even where the
+	// street address is withheld): address-postalcode and address-state of a HealthcareService.
+	for _, a := range v.Areas {
+		if pc, ok := strings.CutPrefix(a, "postcode:"); ok {
+			res.Search["address-postalcode"] = append(res.Search["address-postalcode"], pc)
+		}
+		if st, ok := strings.CutPrefix(a, "state:"); ok {
+			res.Search["address-state"] = append(res.Search["address-state"], strings.ToUpper(st))
+		}
+	}
+	return res.finish(h)
+}
+
+// genders maps the service's genders to FHIR administrative gender.
+var genders = map[string]string{"woman": "female", "man": "male", "non_binary": "other", "different_term": "other",
+	"prefer_not_to_say": "unknown"}
+
+// Practitioner maps a practitioner's view; its own contacts the caller may see are its telecom.
+func (m *Mapper) Practitioner(v *dirsvc.PractitionerView) (*Resource, error) {
+	res := newResource(TypePractitioner, v.PublicID, v.RecordHead)
+	p := Practitioner{ResourceType: TypePractitioner, ID: res.ID, Meta: m.meta(TypePractitioner, v.RecordHead),
+		Identifier: m.identifiers(v.Identifiers), Active: true, Telecom: telecoms(v.Contacts)}
+	n := HumanName{Use: "official", Text: v.Name.Text, Family: v.Name.Family}
+	if v.Name.Given != "" {
+		n.Given = []string{v.Name.Given}
+	}
+	if v.Name.Prefix != "" {
+		n.Prefix = []string{v.Name.Prefix}
+	}
+	p.Name = []HumanName{n}
+	if v.Gender != nil {
+		p.Gender = genders[*v.Gender]
+	}
+	if v.Photo != nil && *v.Photo != "" {
+		p.Photo = []Attachment{{URL: *v.Photo}}
+	}
+	for _, q := range v.Qualifications {
+		p.Qualification = append(p.Qualification, Qualification{Code: CodeableConcept{Text: q}})
+	}
+	for _, l := range v.Languages {
+		p.Communication = append(p.Communication, CodeableConcept{Coding: []Coding{{System: bcp47, Code: l}}})
+	}
+	res.Search["name"] = []string{v.Name.Text, v.Name.Given, v.Name.Family}
+	res.Search["active"] = []string{"true"}
+	res.Search["identifier"] = identifierValues(p.Identifier)
+	return res.finish(p)
+}
+
+// PractitionerRole maps a practitioner role's view.
+func (m *Mapper) PractitionerRole(v *dirsvc.RoleView) (*Resource, error) {
+	res := newResource(TypePractitionerRole, v.PublicID, v.RecordHead)
+	pr := PractitionerRole{ResourceType: TypePractitionerRole, ID: res.ID, Meta: m.meta(TypePractitionerRole, v.RecordHead),
+		Active: v.Active, Practitioner: m.ref(dirsvc.KindPractitioner, v.Practitioner),
+		Organization: m.ref(dirsvc.KindOrganisation, v.Organisation), Telecom: telecoms(v.Contacts)}
+	if v.StartDate != "" || v.EndDate != "" {
+		pr.Period = &Period{Start: v.StartDate, End: v.EndDate}
+	}
+	if v.Title != "" {
+		pr.Code = []CodeableConcept{{Text: v.Title}}
+	}
+	for _, lt := range v.Specialties {
+		pr.Specialty = append(pr.Specialty, CodeableConcept{Coding: []Coding{{System: m.Canonical + LocalTypePath, Code: lt.ID, Display: lt.Label}}})
+		res.Search["specialty"] = append(res.Search["specialty"], m.Canonical+LocalTypePath+"|"+lt.ID)
+	}
+	if v.Location != nil {
+		if r := m.ref(dirsvc.KindLocation, *v.Location); r != nil {
+			pr.Location = []Reference{*r}
+			res.addRef("location", r)
+		}
+	}
+	if r := m.ref(dirsvc.KindService, v.Service); r != nil {
+		pr.HealthcareService = []Reference{*r}
+		res.addRef("service", r)
+	}
+	res.addRef("practitioner", pr.Practitioner)
+	res.addRef("organization", pr.Organization)
+	res.Search["active"] = []string{strconv.FormatBool(v.Active)}
+	for _, p := range []string{"practitioner", "organization", "location", "service"} {
+		res.Search[p] = res.Refs[p]
+	}
+	return res.finish(pr)
+}
+
+// Map maps a view of any kind (as Organization and the others do; an organisation without
+// leadership).
+func (m *Mapper) Map(view any) (*Resource, error) {
+	switch v := view.(type) {
+	case *dirsvc.OrganisationView:
+		return m.Organization(v, nil)
+	case *dirsvc.LocationView:
+		return m.Location(v)
+	case *dirsvc.ServiceView:
+		return m.HealthcareService(v)
+	case *dirsvc.PractitionerView:
+		return m.Practitioner(v)
+	case *dirsvc.RoleView:
+		return m.PractitionerRole(v)
+	}
+	return nil, errUnknownView
+}
+
+// DecodeView decodes a stored brief view of a record of kind.
+func DecodeView(kind dirsvc.Kind, body []byte) (any, error) {
+	var v any
+	switch kind {
+	case dirsvc.KindOrganisation:
+		v = new(dirsvc.OrganisationView)
+	case dirsvc.KindLocation:
+		v = new(dirsvc.LocationView)
+	case dirsvc.KindService:
+		v = new(dirsvc.ServiceView)
+	case dirsvc.KindPractitioner:
+		v = new(dirsvc.PractitionerView)
+	case dirsvc.KindRole:
+		v = new(dirsvc.RoleView)
+	default:
+		return nil, errUnknownView
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
