@@ -171,6 +171,18 @@ func plans(t *testing.T, db *sql.DB) map[string]string {
 			}
 		}
 	}
+	// The related records of pages and FHIR references (Related), every reference a page follows.
+	for _, rel := range []struct{ kind, ref dirsvc.Kind }{{dirsvc.KindService, dirsvc.KindLocation},
+		{dirsvc.KindService, dirsvc.KindOrganisation}, {dirsvc.KindLocation, dirsvc.KindOrganisation},
+		{dirsvc.KindRole, dirsvc.KindService}, {dirsvc.KindRole, dirsvc.KindPractitioner}} {
+		for _, n := range []dirsvc.Narrowing{{}, {Areas: []string{"state:nsw"}, Categories: []string{"primary_care"}}} {
+			q, err := relatedSQL(dirsvc.Viewer{Audience: dirsvc.Public, Narrowing: n}, rel.kind, rel.ref, rel.ref.IDPrefix()+"a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[fmt.Sprintf("related %ss of a %s narrowed=%t", rel.kind, rel.ref, n.Narrowed())] = "driven=false\n" + explain(t, db, q) + "--\n" + q.sql
+		}
+	}
 	// The record walks of the FHIR searches (Records), every kind.
 	for _, kind := range dirsvc.Kinds {
 		for _, n := range []dirsvc.Narrowing{{}, {Areas: []string{"state:nsw"}, Categories: []string{"primary_care"}}} {
