@@ -92,6 +92,7 @@ func TestAHungBucketHoldsBackNoWriteNoEdgeNoShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.primaryCmd.Wait()
+	c.primaryLog.ended()
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("the primary took %s to stop with the bucket hung (grace 20 s)\n%s", took, c.primaryLog)
 	}

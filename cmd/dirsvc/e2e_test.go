@@ -57,7 +57,12 @@ func buildBinary(t testing.TB) string {
 type processLog struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
+	eof chan struct{} // closed once the process's standard error has been read to its end
 }
+
+// ended waits until the whole log of a process that exited has been read: what it wrote last, as
+// it stopped, is in the log only then.
+func (l *processLog) ended() { <-l.eof }
 
 func (l *processLog) WriteString(s string) {
 	l.mu.Lock()
@@ -128,17 +133,23 @@ func tryStart(t testing.TB, bin string, args ...string) (string, *exec.Cmd, *pro
 		first = append(first, "--metrics-addr", "127.0.0.1:0")
 	}
 	cmd := exec.Command(bin, append(first, args[1:]...)...)
-	stderr, err := cmd.StderrPipe()
+	// A pipe of the test's own, not StderrPipe: Wait closes that one as soon as the process exits,
+	// and the last lines the process wrote (what it says as it stops) would be lost unread.
+	stderr, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cmd.Stderr = w
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	w.Close() // the process holds its own copy
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	log := &processLog{}
+	log := &processLog{eof: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
+		defer close(log.eof)
+		defer stderr.Close()
 		sc := bufio.NewScanner(stderr)
 		var metrics string
 		for sc.Scan() {
