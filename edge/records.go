@@ -31,6 +31,9 @@ type reading struct {
 	brief  bool
 	status dirsvc.RecordStatus
 	now    time.Time // the clock of the read: a page's open status is for it
+	// gen is the directory's generation before the record was read: what is composed from the
+	// read is at least as new as it (see page).
+	gen uint64
 }
 
 // aud returns the audience the read is projected for.
@@ -66,7 +69,7 @@ func (s *Server) resolveID(r *http.Request, kind dirsvc.Kind, id string, viewer 
 	if !dirsvc.ValidPublicID(kind, id) || !viewer.Narrowing.AllowsKind(kind) {
 		return nil, dirsvc.ErrNotFound
 	}
-	rd := &reading{dir: dir, info: info, viewer: viewer, brief: brief, now: s.cfg.Now()}
+	rd := &reading{dir: dir, info: info, viewer: viewer, brief: brief, now: s.cfg.Now(), gen: dir.Generation()}
 	// One call decides between a missing record, a hidden one and one outside the narrowing, at the
 	// same cost for each: none of them returns early.
 	st, err := dir.Record(r.Context(), id, viewer)
@@ -295,7 +298,7 @@ func (s *Server) page(ctx context.Context, rt recordRoute, rd *reading) (*keptPa
 		minute: rd.now.Unix() / 60}
 	keep := !rd.viewer.Narrowing.Narrowed()
 	rd.now = time.Unix(key.minute*60, 0).In(rd.now.Location()) // the same status for the whole minute
-	gen := rd.dir.Generation()
+	gen := rd.gen                                              // read before the record's own view was
 	if keep {
 		if p := s.pages.get(key, gen); p != nil {
 			return p, p.enc, nil
