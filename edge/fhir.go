@@ -89,14 +89,7 @@ func (s *Server) fhirError(w http.ResponseWriter, r *http.Request, err error) {
 		w.WriteHeader(http.StatusMovedPermanently)
 		return
 	}
-	switch dirsvc.ErrorCode(err) {
-	case dirsvc.ENotFound:
-		s.cacheFor(w, r)
-	case dirsvc.EGone:
-		setAudience(w, audience(r))
-		s.cacheFor(w, r)
-	}
-	s.error(w, r, err)
+	s.readError(w, r, err)
 }
 
 // negotiate checks that the caller accepts FHIR JSON: _format json (or a JSON media type), else an
@@ -150,19 +143,10 @@ func (s *Server) writeFHIR(w http.ResponseWriter, r *http.Request, a dirsvc.Audi
 	}
 	s.cacheFor(w, r)
 	etag, f := s.composed(body)
-	h.Set("ETag", etag)
 	if t, err := time.Parse(time.RFC3339Nano, lastUpdated); err == nil {
 		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
 	}
-	h[keyContentType] = fhirContentType
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	if etagMatch(r.Header.Get("If-None-Match"), etag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	offerForms(w, f, body)
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
+	writeTaggedAs(w, r, body, etag, f, fhirContentType)
 }
 
 // fhirReadParams are the parameters a read takes.

@@ -156,6 +156,12 @@ func (s *Server) recordError(w http.ResponseWriter, r *http.Request, kind dirsvc
 		s.redirect(w, r, kind, e.Target)
 		return
 	}
+	s.readError(w, r, err)
+}
+
+// readError answers a read that failed: a not-found answer is cached whatever made it, so that all
+// are the same; a gone one carries the audience it was answered for.
+func (s *Server) readError(w http.ResponseWriter, r *http.Request, err error) {
 	switch dirsvc.ErrorCode(err) {
 	case dirsvc.ENotFound:
 		s.cacheFor(w, r)

@@ -79,11 +79,16 @@ func (s *Server) writeView(w http.ResponseWriter, r *http.Request, rd *reading, 
 // writeTagged writes a JSON body with its entity tag, answering 304 to a matching If-None-Match, and
 // offers the compression layer the body's kept coded forms (f, which may be nil).
 func writeTagged(w http.ResponseWriter, r *http.Request, body []byte, etag string, f forms) {
+	writeTaggedAs(w, r, body, etag, f, contentTypeJSON)
+}
+
+// writeTaggedAs is writeTagged with the content type given (a header value slice, set as it is).
+func writeTaggedAs(w http.ResponseWriter, r *http.Request, body []byte, etag string, f forms, contentType []string) {
 	h := w.Header()
 	h.Set("ETag", etag)
 	// The representation's headers go on a 304 too, so the compression layer gives it the entity tag
 	// the 200 would carry.
-	h[keyContentType] = contentTypeJSON
+	h[keyContentType] = contentType
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	if etagMatch(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
