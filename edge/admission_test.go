@@ -61,7 +61,9 @@ func TestOverloadIsShedNotQueued(t *testing.T) {
 // the bound of pages full, a page is shed and brief views (and documents) are served; with the bound
 // of brief reads full, pages are still served.
 func TestPagesCannotTakeWhatBriefReadsNeed(t *testing.T) {
-	s := newTestServerWith(t, func(c *edge.Config) { c.Admission = edge.Admission{Wait: 20 * time.Millisecond} }, smallFixture(t))
+	s := newTestServerWith(t, func(c *edge.Config) {
+		c.Admission = edge.Admission{Wait: 20 * time.Millisecond, PageWait: 20 * time.Millisecond}
+	}, smallFixture(t))
 	pages := []string{"/v1/d/small/services/svc_gp", "/v1/d/small/services/svc_gp?view=page", "/v1/d/small/locations/loc_ultimo"}
 	cheap := []string{"/v1/d/small/services/svc_gp?view=brief", "/v1/d/small/locations/loc_ultimo?view=brief", "/v1/d/small/developers"}
 	release := s.edge.Occupy("pages")
@@ -85,6 +87,39 @@ func TestPagesCannotTakeWhatBriefReadsNeed(t *testing.T) {
 	for _, path := range pages {
 		if r := s.get(t, path); r.status != 200 {
 			t.Errorf("%s with the bound of brief reads full: %d %s", path, r.status, r.body)
+		}
+	}
+}
+
+// TestPagesWaitLongerThanBriefReads holds the bound of pages full for ten times the cheap reads'
+// wait: a page asked for meanwhile waits, parked, and is served once a slot frees; a brief read held
+// as long by its own bound is shed. A page shed at once would come straight back from a client that
+// retries, and queue before the brief reads on the CPUs again.
+func TestPagesWaitLongerThanBriefReads(t *testing.T) {
+	const wait = 20 * time.Millisecond
+	s := newTestServerWith(t, func(c *edge.Config) {
+		c.Admission = edge.Admission{Wait: wait, PageWait: time.Minute}
+	}, smallFixture(t))
+	for _, c := range []struct {
+		bound, path string
+		want        int
+	}{
+		{"pages", "/v1/d/small/services/svc_gp", http.StatusOK},
+		{"in-flight", "/v1/d/small/services/svc_gp?view=brief", http.StatusServiceUnavailable},
+	} {
+		release := s.edge.Occupy(c.bound)
+		got := make(chan response, 1)
+		go func() { got <- s.get(t, c.path) }()
+		var r response
+		select {
+		case r = <-got:
+			release()
+		case <-time.After(10 * wait): // the time a slot stays taken: what is under test
+			release()
+			r = <-got
+		}
+		if r.status != c.want {
+			t.Errorf("%s with the bound of %s full for %v: %d %s, want %d", c.path, c.bound, 10*wait, r.status, r.body, c.want)
 		}
 	}
 }
