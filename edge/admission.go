@@ -26,11 +26,11 @@ import (
 //
 // Pages and expensive requests wait longer for a slot than cheap reads do (Admission.PageWait and
 // ExpensiveWait against Wait): a request that waits is parked and costs no CPU, whereas one shed at
-// once comes straight back from a client that retries (most do, whatever Retry-After says), is read,
+// once comes straight back from a client that retries without waiting for Retry-After, is read,
 // parsed and shed again, and every one of those steps queues in front of the cheap reads on the CPUs.
 // Measured with 2,000 connections of the soak mix (bench/soak.sh, step 4), waits of 50 and 250 ms
-// shed four answers in five and left brief reads a p50 of 70 ms beside them; waits of 1 and 2 s shed
-// one in fifty and brought it to about 22 ms, at three times the brief reads' throughput.
+// shed four answers in five and left brief reads a p50 of 70 to 95 ms beside them; waits of 1 and 2 s
+// shed one in eight and brought it to 22 to 25 ms, at three times the brief reads' throughput.
 
 // Admission limits. Zero fields of a Config's Admission take these.
 const (
