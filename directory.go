@@ -1,6 +1,10 @@
 package dirsvc
 
-import "regexp"
+import (
+	"net/url"
+	"regexp"
+	"strings"
+)
 
 // DefaultIcon is the icon of a category or type that names none.
 const DefaultIcon = "briefcase-medical"
@@ -13,7 +17,13 @@ type Directory struct {
 	TimeZone    string            `json:"timeZone"` // IANA zone of the directory's default
 	Licence     string            `json:"licence"`
 	Attribution string            `json:"attribution"`
-	Settings    DirectorySettings `json:"settings"`
+	// Region is the region or network the directory covers, in words (e.g. "Northern Sydney"), as
+	// its federation manifest names it to aggregate directories; at most MaxRegionLength characters.
+	Region string `json:"region,omitempty"`
+	// DataIssueContact is where reports of wrong data go, for people and aggregate directories: an
+	// email address or an https URL (see ValidDataIssueContact).
+	DataIssueContact string            `json:"dataIssueContact,omitempty"`
+	Settings         DirectorySettings `json:"settings"`
 	// SeniorManagementAvailable is the platform operator's switch for leadership; it is not part of
 	// the directory's own description, and the store sets it when it reads one.
 	SeniorManagementAvailable bool `json:"-"`
@@ -38,6 +48,24 @@ type DirectorySettings struct {
 	SeniorManagement bool `json:"seniorManagement,omitempty"`
 	// Tiers are the partner tiers the directory offers.
 	Tiers []string `json:"tiers,omitempty"`
+}
+
+// MaxRegionLength bounds a directory's Region, in characters.
+const MaxRegionLength = 200
+
+var contactEmailRE = regexp.MustCompile(`^[^@\s<>()\[\],;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$`)
+
+// ValidDataIssueContact reports whether s is a usable data-issue contact: an email address
+// (name@example.org) or an absolute https URL with a host, at most 320 characters, with no spaces.
+func ValidDataIssueContact(s string) bool {
+	if len(s) > 320 || strings.ContainsAny(s, " \t\r\n") {
+		return false
+	}
+	if strings.HasPrefix(s, "https://") {
+		u, err := url.Parse(s)
+		return err == nil && u.Host != "" && u.User == nil
+	}
+	return contactEmailRE.MatchString(s)
 }
 
 var slugRE = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$`)

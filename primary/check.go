@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -26,6 +27,12 @@ func (p *parser) check() error {
 	}
 	if err := p.need("", "directory.name", d.Name); err != nil {
 		return err
+	}
+	if n := utf8.RuneCountInString(d.Region); n > dirsvc.MaxRegionLength {
+		return p.fail("", "directory.region", "is %d characters long: at most %d", n, dirsvc.MaxRegionLength)
+	}
+	if d.DataIssueContact != "" && !dirsvc.ValidDataIssueContact(d.DataIssueContact) {
+		return p.fail("", "directory.dataIssueContact", "is neither an email address nor an https URL")
 	}
 	if err := p.checkTaxonomy(); err != nil {
 		return err

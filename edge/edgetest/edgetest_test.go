@@ -57,7 +57,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 	edgetest.NewChecker(t) // validates the document against the OpenAPI 3.1 schema
 
 	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
-		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getTaxonomy", "searchServices", "searchOrganisations", "autocomplete", "getNearestLocality",
+		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getFederationManifest", "getTaxonomy", "searchServices", "searchOrganisations", "autocomplete", "getNearestLocality",
 		"listCategories", "getCategory", "listCollections", "getCollection", "getOpenAPI",
 		"requestToken", "getJWKS", "putRecord", "transitionRecord", "listChanges",
 		"listWebhooks", "createWebhook", "getWebhook", "updateWebhook", "deleteWebhook", "rotateWebhookSecret",

@@ -110,6 +110,10 @@ func (g *gen) writeDirectory() {
 		d.Attribution = "Address data © Toitū Te Whenua Land Information New Zealand, CC BY 4.0, some via OpenStreetMap Foundation."
 	}
 	d.Licence = "Directory data CC BY 4.0 " + d.Name
+	d.Region, d.DataIssueContact = "Australia: every state and territory", "data@"+g.opt.Slug+".example.org"
+	if g.nz {
+		d.Region = "Aotearoa New Zealand: every region"
+	}
 	g.emit(directoryLine{"directory", d})
 }
 
