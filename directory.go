@@ -11,12 +11,12 @@ const DefaultIcon = "briefcase-medical"
 
 // Directory is one published directory and its settings.
 type Directory struct {
-	Slug        string            `json:"slug"`
-	Name        string            `json:"name"`
-	Country     string            `json:"country"`  // ISO 3166-1 alpha-2, e.g. AU or NZ
-	TimeZone    string            `json:"timeZone"` // IANA zone of the directory's default
-	Licence     string            `json:"licence"`
-	Attribution string            `json:"attribution"`
+	Slug        string `json:"slug"`
+	Name        string `json:"name"`
+	Country     string `json:"country"`  // ISO 3166-1 alpha-2, e.g. AU or NZ
+	TimeZone    string `json:"timeZone"` // IANA zone of the directory's default
+	Licence     string `json:"licence"`
+	Attribution string `json:"attribution"`
 	// Region is the region or network the directory covers, in words (e.g. "Northern Sydney"), as
 	// its federation manifest names it to aggregate directories; at most MaxRegionLength characters.
 	Region string `json:"region,omitempty"`
