@@ -91,7 +91,14 @@ func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 	if s.answers(DeveloperPortalPath) {
 		d.DeveloperPortal = base + DeveloperPortalPath
 	}
-	body, err := json.Marshal(d)
+	s.writeDirectoryDocument(w, r, d)
+}
+
+// writeDirectoryDocument writes a document about a directory that is the same for every caller (the
+// developer information, the federation manifest): anonymous answers may be kept five minutes by
+// any cache.
+func (s *Server) writeDirectoryDocument(w http.ResponseWriter, r *http.Request, v any) {
+	body, err := json.Marshal(v)
 	if err != nil {
 		s.error(w, r, err)
 		return

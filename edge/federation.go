@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -78,19 +77,7 @@ func (s *Server) handleGetFederationManifest(w http.ResponseWriter, r *http.Requ
 		s.error(w, r, err)
 		return
 	}
-	body, err := json.Marshal(s.federationManifest(info))
-	if err != nil {
-		s.error(w, r, err)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	setAudience(w, audience(r)) // the same body for every caller, as the developer information
-	if tokenFrom(r.Context()) == nil {
-		h.Set("Cache-Control", "public, max-age=300")
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.Write(body)
+	s.writeDirectoryDocument(w, r, s.federationManifest(info))
 }
 
 // federationManifest makes the manifest of a directory.
@@ -180,9 +167,16 @@ var documentedRoutes = sync.OnceValue(func() *http.ServeMux {
 		for method := range ops {
 			if m := strings.ToUpper(method); m == http.MethodGet || m == http.MethodPost || m == http.MethodPut ||
 				m == http.MethodPatch || m == http.MethodDelete {
-				mux.HandleFunc(m+" "+path, func(http.ResponseWriter, *http.Request) {})
+				register(mux, m+" "+path)
 			}
 		}
 	}
 	return mux
 })
+
+// register adds pattern to mux; a pattern the mux refuses (one that conflicts with another: the tests
+// keep the document free of them) is left out rather than failing every manifest.
+func register(mux *http.ServeMux, pattern string) {
+	defer func() { recover() }()
+	mux.HandleFunc(pattern, func(http.ResponseWriter, *http.Request) {})
+}
