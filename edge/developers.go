@@ -61,17 +61,8 @@ type FHIRInfo struct {
 	Profiles            []string `json:"profiles"`
 }
 
-func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
-	if _, err := readQuery(r); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	_, info, err := s.directory(r.Context(), r.PathValue("dir"))
-	if err != nil {
-		s.cacheFor(w, r)
-		s.error(w, r, err)
-		return
-	}
+// developerInfo makes the developer information of a directory.
+func (s *Server) developerInfo(info *dirsvc.Directory) any {
 	base := s.cfg.BaseURL
 	restPath := "/v1/d/" + info.Slug
 	d := DeveloperInfo{Directory: info.Slug, Name: info.Name, Country: info.Country, RestBase: base + restPath,
@@ -91,12 +82,28 @@ func (s *Server) handleGetDevelopers(w http.ResponseWriter, r *http.Request) {
 	if s.answers(DeveloperPortalPath) {
 		d.DeveloperPortal = base + DeveloperPortalPath
 	}
-	s.writeDirectoryDocument(w, r, d)
+	return d
 }
 
-// writeDirectoryDocument writes a document about a directory that is the same for every caller (the
-// developer information, the federation manifest): anonymous answers may be kept five minutes by
-// any cache.
+// directoryDocument serves a document about a directory that is the same for every caller (the
+// developer information, the federation manifest), made by doc: it takes no parameter, and an
+// anonymous answer may be kept five minutes by any cache.
+func (s *Server) directoryDocument(doc func(*dirsvc.Directory) any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, err := readQuery(r); err != nil {
+			s.error(w, r, err)
+			return
+		}
+		_, info, err := s.directory(r.Context(), r.PathValue("dir"))
+		if err != nil {
+			s.cacheFor(w, r)
+			s.error(w, r, err)
+			return
+		}
+		s.writeDirectoryDocument(w, r, doc(info))
+	}
+}
+
 func (s *Server) writeDirectoryDocument(w http.ResponseWriter, r *http.Request, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {

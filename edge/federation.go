@@ -66,22 +66,8 @@ type CodeSystemRef struct {
 // FederationManifestPath is where, under a directory's REST base, its manifest is served.
 const FederationManifestPath = "/federation/manifest"
 
-func (s *Server) handleGetFederationManifest(w http.ResponseWriter, r *http.Request) {
-	if _, err := readQuery(r); err != nil {
-		s.error(w, r, err)
-		return
-	}
-	_, info, err := s.directory(r.Context(), r.PathValue("dir"))
-	if err != nil {
-		s.cacheFor(w, r)
-		s.error(w, r, err)
-		return
-	}
-	s.writeDirectoryDocument(w, r, s.federationManifest(info))
-}
-
 // federationManifest makes the manifest of a directory.
-func (s *Server) federationManifest(info *dirsvc.Directory) FederationManifest {
+func (s *Server) federationManifest(info *dirsvc.Directory) any {
 	base := s.cfg.BaseURL
 	rest := base + "/v1/d/" + info.Slug
 	m := FederationManifest{
