@@ -320,6 +320,10 @@ type feedFilter struct {
 //   - for one with them, the record's sight before and after the row decides: a record that comes
 //     into sight is created or updated, one that leaves it (by a tombstone, a reduced visibility, or
 //     a move) a visibility_reduced tombstone, and one that was never in sight nothing.
+//
+// A move is an event of its own, with a version of its own (moveRecord), so each reaches a narrowed
+// reader under a tuple of its own. Files written before that hold placement rows instead, which
+// repeat the record's version and reach only narrowed readers; they are read as they were.
 func (f *feedFilter) event(ctx context.Context, r changeRow) (dirsvc.Change, bool, error) {
 	v := f.fr.Viewer
 	bit := audienceBit(v.Audience)
