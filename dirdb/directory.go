@@ -45,6 +45,9 @@ type Directory struct {
 	wmu    sync.Mutex // serialises writes across both files
 	writer *sql.DB    // directory.db
 	ops    *sql.DB    // ops.db, opened on first write
+	// placesFloor is the change floor at which PruneChanges last pruned the placements no event
+	// needs (under wmu); zero in a process that has not.
+	placesFloor int64
 
 	hmu   sync.Mutex // guards the opening of hooks (never held with wmu: see webhooks.go)
 	hooks *hookDB    // webhooks.db, on the primary, opened on first use

@@ -41,6 +41,17 @@ const (
 	pruneSQL       = "SELECT seq, at FROM changes WHERE seq > ? ORDER BY seq LIMIT ?"
 )
 
+// prunePlacesSQL removes the placements that no event of the log and no record's kept placement
+// names. It keeps the empty placement (0) and the newest: a placement's ID is one more than the
+// largest there is, so keeping the largest means an ID is never given to another placement, and a
+// feed page on the primary (whose statements are not one snapshot) never reads another placement
+// under an ID an event it read names. Such a page finds its placement gone only when that event
+// was pruned under it (feedFilter.inside answers it as a position below the floor).
+const prunePlacesSQL = `DELETE FROM places WHERE id != 0 AND id < (SELECT max(id) FROM places)
+    AND id NOT IN (SELECT place_id FROM feed_places)
+    AND id NOT IN (SELECT placed_before FROM changes WHERE placed_before IS NOT NULL)
+    AND id NOT IN (SELECT placed_after FROM changes WHERE placed_after IS NOT NULL)`
+
 // feedStatements are the statements the feed and its pruning run, with arguments, by name.
 func feedStatements() map[string]sqlCond {
 	return map[string]sqlCond{
@@ -320,6 +331,10 @@ type feedFilter struct {
 //   - for one with them, the record's sight before and after the row decides: a record that comes
 //     into sight is created or updated, one that leaves it (by a tombstone, a reduced visibility, or
 //     a move) a visibility_reduced tombstone, and one that was never in sight nothing.
+//
+// A move is an event of its own, with a version of its own (moveRecord), so each reaches a narrowed
+// reader under a tuple of its own. Files written before that hold placement rows instead, which
+// repeat the record's version and reach only narrowed readers; they are read as they were.
 func (f *feedFilter) event(ctx context.Context, r changeRow) (dirsvc.Change, bool, error) {
 	v := f.fr.Viewer
 	bit := audienceBit(v.Audience)
@@ -378,7 +393,11 @@ func (f *feedFilter) inside(ctx context.Context, r changeRow, p sql.NullInt64) (
 	facts, ok := f.places[p.Int64]
 	if !ok {
 		var placed string
-		if err := f.d.readers.QueryRowContext(ctx, placeSQL, p.Int64).Scan(&placed); err != nil {
+		err := f.d.readers.QueryRowContext(ctx, placeSQL, p.Int64).Scan(&placed)
+		if isNoRows(err) {
+			// Pruned with the event that named it after the page read it (prunePlacesSQL).
+			return false, dirsvc.Errorf(dirsvc.EGone, "The cursor is older than the oldest change kept: read the feed again from its start.")
+		} else if err != nil {
 			return false, fmt.Errorf("read placement %d: %w", p.Int64, err)
 		}
 		facts = parsePlacement(placed)
@@ -439,10 +458,13 @@ func (d *Directory) sees(ctx context.Context, id string, v dirsvc.Viewer) (bool,
 // the floor below which a cursor answers 410 to the last one removed. It returns how many it
 // removed: the primary calls it again while that is maxEvents. Each call is one write of bounded size,
 // and never waits for another write: while one is under way (an import) it answers ErrWriteBusy.
+// The call that removes the last events due (fewer than maxEvents) also removes the placements
+// that neither a retained event nor a record's kept placement names (prunePlacesSQL).
 func (d *Directory) PruneChanges(ctx context.Context, before time.Time, maxEvents int) (int, error) {
 	var n int
+	var pruned int64
 	_, err := d.tryWrite(ctx, func(w *writeTx) error {
-		n = 0
+		n, pruned = 0, 0
 		var floor int64
 		if err := w.pub.QueryRowContext(w.ctx, floorSQL).Scan(&floor); err != nil {
 			return fmt.Errorf("read the change floor: %w", err)
@@ -466,14 +488,27 @@ func (d *Directory) PruneChanges(ctx context.Context, before time.Time, maxEvent
 		if err != nil {
 			return fmt.Errorf("find the changes to prune: %w", err)
 		}
-		if n == 0 {
-			return nil
+		if n > 0 {
+			if err := w.exec(w.pub, "DELETE FROM changes WHERE seq > ? AND seq <= ?", floor, last); err != nil {
+				return fmt.Errorf("prune changes: %w", err)
+			}
+			if err := w.exec(w.pub, "UPDATE change_floor SET seq = max(seq, ?) WHERE id = 1", last); err != nil {
+				return fmt.Errorf("raise the change floor: %w", err)
+			}
 		}
-		if err := w.exec(w.pub, "DELETE FROM changes WHERE seq > ? AND seq <= ?", floor, last); err != nil {
-			return fmt.Errorf("prune changes: %w", err)
+		if n < maxEvents && last > d.placesFloor {
+			// The last batch of what is due: the placements no retained event and no record
+			// needs go too, once for all the batches (it reads the whole log).
+			if err := w.exec(w.pub, prunePlacesSQL); err != nil {
+				return fmt.Errorf("prune placements: %w", err)
+			}
+			pruned = last
 		}
-		return w.exec(w.pub, "UPDATE change_floor SET seq = max(seq, ?) WHERE id = 1", last)
+		return nil
 	})
+	if err == nil && pruned != 0 {
+		d.placesFloor = pruned
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,4 +221,91 @@ func TestRepublishingFillsTheFeedsPlacements(t *testing.T) {
 	if stale, err := s.StaleViews(ctx, "small"); err != nil || stale {
 		t.Errorf("the directory is still said stale: %v %v", stale, err)
 	}
+}
+
+// TestPruningKeepsOnlyThePlacementsEventsNeed moves svc_gp in and out of an area a few times (its
+// organisation, roles and practitioners move with it, each placement stored once), then prunes the
+// log in steps: a narrowed reader's feed reads what is left exactly as before, pruning everything
+// leaves only the placements records keep (and the empty and the newest one), and a placement made
+// after that takes an ID never used before.
+func TestPruningKeepsOnlyThePlacementsEventsNeed(t *testing.T) {
+	ctx := context.Background()
+	s, d, _ := openSmall(t)
+	const home = `"catchment":["postcode:2007","lga:17200"]`
+	fixture := readFixtureString(t)
+	if !strings.Contains(fixture, home) {
+		t.Fatal("the fixture's svc_gp has another catchment")
+	}
+	for _, areas := range []string{`"postcode:2250"`, `"postcode:2037"`, `"postcode:2250","postcode:2037"`} {
+		MustImport(t, s, []byte(strings.Replace(fixture, home, `"catchment":["postcode:2007",`+areas+`]`, 1)))
+		MustImport(t, s, []byte(fixture))
+	}
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(s.Root(), "dirs", "small", "directory.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	count := func(query string) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(query).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const kept = "SELECT count(DISTINCT id) FROM places WHERE id = 0 OR id = (SELECT max(id) FROM places) OR id IN (SELECT place_id FROM feed_places)"
+	places, needed := count("SELECT count(*) FROM places"), count(kept)
+	if places <= needed {
+		t.Fatalf("%d placements, %d of them kept by records: the moves made none that only events need", places, needed)
+	}
+	narrowed := dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: dirsvc.Partner, Narrowing: dirsvc.Narrowing{Areas: []string{"postcode:2250"}}}, Practitioners: true}
+	all := everyChange(t, d, narrowed, 500)
+	total := countChanges(t, s.Root(), "small")
+	for _, step := range []int{total / 3, total / 3} {
+		if n, err := d.PruneChanges(ctx, time.Now().Add(time.Hour), step); err != nil || n != step {
+			t.Fatalf("pruned %d (%v), want %d", n, err, step)
+		}
+		var floor int64
+		if err := db.QueryRow("SELECT seq FROM change_floor").Scan(&floor); err != nil {
+			t.Fatal(err)
+		}
+		var want []dirsvc.Change
+		for _, c := range all {
+			if c.Seq > floor {
+				want = append(want, c)
+			}
+		}
+		got := everyChange(t, d, narrowed, 7)
+		if len(got) != len(want) {
+			t.Fatalf("above %d the narrowed feed holds %d events, want %d", floor, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].Seq != want[i].Seq || got[i].EventType != want[i].EventType || got[i].Version != want[i].Version {
+				t.Fatalf("event %d: %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		if n := count(`SELECT count(*) FROM changes c WHERE c.placed_before NOT IN (SELECT id FROM places)
+    OR c.placed_after NOT IN (SELECT id FROM places)`); n != 0 {
+			t.Fatalf("%d events name a placement that was pruned", n)
+		}
+	}
+	for {
+		n, err := d.PruneChanges(ctx, time.Now().Add(time.Hour), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n < 1000 {
+			break
+		}
+	}
+	if got, want := count("SELECT count(*) FROM places"), count(kept); got != want || got >= places {
+		t.Fatalf("after pruning every event, %d placements (of %d), want the %d records keep", got, places, want)
+	}
+	newest := count("SELECT max(id) FROM places")
+	MustImport(t, s, []byte(strings.Replace(fixture, home, `"catchment":["postcode:2007","postcode:2009"]`, 1)))
+	if n := count("SELECT count(*) FROM places WHERE id > " + strconv.Itoa(newest)); n == 0 {
+		t.Fatal("a move to a new area stored no new placement")
+	}
+	everyChange(t, d, dirsvc.FeedReader{Viewer: dirsvc.Viewer{Audience: dirsvc.Partner,
+		Narrowing: dirsvc.Narrowing{Areas: []string{"postcode:2009"}}}, Practitioners: true}, 500) // fails on a placement it cannot read
 }

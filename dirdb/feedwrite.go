@@ -2,6 +2,7 @@ package dirdb
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -294,10 +295,10 @@ func (w *writeTx) feedCandidates() (ids []string, all bool, err error) {
 	return slices.Sorted(maps.Keys(set)), false, nil
 }
 
-// logFeed logs the write's events with their placements, logs a placement row for each
-// audience whose placement of a record changed without an event for it, and keeps each record's
+// logFeed logs the write's events with their placements, publishes the move of each record whose
+// placement changed for audiences without an event for it (moveRecord), and keeps each record's
 // placement. A file whose placements were never kept (one of a build before them) gets them all,
-// without placement rows: its earlier events have none to compare with.
+// without moves: its earlier events have none to compare with.
 func (w *writeTx) logFeed() error {
 	var filled int
 	if err := w.pub.QueryRowContext(w.ctx, "SELECT feed_filled FROM projection WHERE id = 1").Scan(&filled); err != nil {
@@ -350,6 +351,19 @@ func (w *writeTx) logFeed() error {
 	if err != nil {
 		return err
 	}
+	if filled != 0 {
+		for _, id := range ids {
+			if prev, after := before[id], afters[id]; prev != after {
+				var had dirsvc.Audiences
+				for _, e := range w.logged[id] {
+					had |= e.audiences
+				}
+				if err := w.moveRecord(id, prev, after, had); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	err = w.insertChangeRows(func(id string) any {
 		if filled == 0 {
 			return nil // not known
@@ -375,15 +389,6 @@ func (w *writeTx) logFeed() error {
 		prev, after := before[id], afters[id]
 		if prev == after {
 			continue
-		}
-		if filled != 0 {
-			var had dirsvc.Audiences
-			for _, e := range w.logged[id] {
-				had |= e.audiences
-			}
-			if err := w.logPlacement(id, prev, after, had, at); err != nil {
-				return err
-			}
 		}
 		if kept = append(kept, id, after); len(kept) == cap(kept) {
 			if err := keep(); err != nil {
@@ -431,9 +436,20 @@ func (w *writeTx) placements(ps *placeSource, ids []string) (map[string]int64, e
 // placementChunk is how many placements are made together.
 const placementChunk = 4096
 
-// logPlacement logs a placement row of a record for each served audience whose facts differ between
-// the placements prev and after and that no event of the write was for (had).
-func (w *writeTx) logPlacement(id string, prev, after int64, had dirsvc.Audiences, at string) error {
+// moveRecord publishes the move of a record whose placement changed, between the placements prev
+// and after, for served audiences that no event of the write was for (had): an organisation whose
+// service came to serve another area, a role whose service moved. For a narrowed client such a move
+// brings the record into its sight or takes it out, so it is a change of the record like any other:
+// the record takes a new version, the views of the audiences it moved for take it as their head
+// (with the time of the write; the local revision stays, as the directory's own information on the
+// record did not change), and the write logs an updated event of that version for them. Every
+// reader of those audiences receives it (their reads show the new version), and a narrowed one
+// receives it as the record entering or leaving its sight, each time under a tuple of its own.
+//
+// Placement rows (changes.placement = 1) repeated the head of the record instead, so a record
+// that left a client's sight and came back reached it twice under the same dedupe tuple; they are
+// no longer logged, and the feed reads those of older files as it did.
+func (w *writeTx) moveRecord(id string, prev, after int64, had dirsvc.Audiences) error {
 	texts := [2]string{}
 	for i, p := range [2]int64{prev, after} {
 		var err error
@@ -442,12 +458,7 @@ func (w *writeTx) logPlacement(id string, prev, after int64, had dirsvc.Audience
 		}
 	}
 	var r row
-	var origin string
-	type placementRow struct {
-		version, localRevision int64
-		audiences              dirsvc.Audiences
-	}
-	var out []placementRow // audiences that see the same head share a row
+	var moved dirsvc.Audiences
 	for _, a := range dirsvc.ServedAudiences {
 		bit := audienceBit(a)
 		if had&served(a) != 0 || placementFor(texts[0], bit) == placementFor(texts[1], bit) {
@@ -458,35 +469,122 @@ func (w *writeTx) logPlacement(id string, prev, after int64, had dirsvc.Audience
 			if r, err = loadRow(w.ctx, keptReader{w, w.pub}, id); err != nil {
 				return fmt.Errorf("read %s: %w", id, err)
 			}
-			err = keptReader{w, w.pub}.QueryRowContext(w.ctx, originSQL, id).Scan(&origin)
-			if err != nil && !isNoRows(err) {
-				return fmt.Errorf("read the origin of %s: %w", id, err)
-			}
 		}
-		h := r.heads[a]
-		if h.version == 0 {
-			continue // not seen by the audience now nor, without an event, before
-		}
-		if i := slices.IndexFunc(out, func(p placementRow) bool {
-			return p.version == h.version && p.localRevision == h.localRevision
-		}); i >= 0 {
-			out[i].audiences |= served(a)
-		} else {
-			out = append(out, placementRow{h.version, h.localRevision, served(a)})
+		if r.heads[a].version != 0 { // an audience that sees the record (else its placement is empty)
+			moved |= served(a)
 		}
 	}
-	var o any
+	if moved == 0 {
+		return nil
+	}
+	r.version++
+	r.updatedAt = w.now
+	type moveEvent struct {
+		localRevision int64
+		audiences     dirsvc.Audiences
+	}
+	var events []moveEvent // audiences whose heads share a local revision share an event
+	for _, a := range dirsvc.ServedAudiences {
+		if !moved.Has(a) {
+			continue
+		}
+		h := &r.heads[a]
+		h.version, h.updatedMs = r.version, w.now.UnixMilli()
+		if i := slices.IndexFunc(events, func(e moveEvent) bool { return e.localRevision == h.localRevision }); i >= 0 {
+			events[i].audiences |= served(a)
+		} else {
+			events = append(events, moveEvent{h.localRevision, served(a)})
+		}
+	}
+	origin, err := w.moveViews(id, r.heads, moved)
+	if err != nil {
+		return err
+	}
+	if err := w.exec(w.pub, "UPDATE records SET version = ?, updated_at = ?, audience_heads = ? WHERE public_id = ?",
+		r.version, r.updatedAt.Format(time.RFC3339Nano), r.heads.encode(), id); err != nil {
+		return fmt.Errorf("publish the move of %s: %w", id, err)
+	}
+	var o, survivor any
 	if origin != "" {
 		o = origin
 	}
-	for _, p := range out {
-		if err := w.exec(w.pub, `
-INSERT INTO changes (kind, public_id, version, local_revision, event_type, origin, audiences, at, placed_before, placed_after, placement)
-VALUES (?, ?, ?, ?, 'updated', ?, ?, ?, ?, ?, 1)`, string(r.kind), id, p.version, p.localRevision, o, int64(p.audiences), at, prev, after); err != nil {
-			return fmt.Errorf("log the placement of %s: %w", id, err)
+	if r.survivor != "" {
+		survivor = r.survivor
+	}
+	for _, e := range events {
+		w.changes = append(w.changes, loggedChange{kind: string(r.kind), id: id, version: r.version, localRevision: e.localRevision,
+			event: dirsvc.EventUpdated, survivor: survivor, origin: o, audiences: e.audiences})
+	}
+	w.stats.Events += len(events)
+	return nil
+}
+
+// moveViews gives the stored views of record id that the audiences moved receive the heads hs of
+// those audiences, and returns the record's origin, as its views carry it. A view that moved and
+// unmoved audiences shared is split in two.
+func (w *writeTx) moveViews(id string, hs heads, moved dirsvc.Audiences) (string, error) {
+	var views []viewRow
+	err := w.eachRow(w.pub, "SELECT audiences, body, COALESCE(updated_ms, 0) FROM projections WHERE public_id = ?", []any{id}, func(sc scanner) error {
+		var v viewRow
+		err := sc.Scan(&v.audiences, &v.body, &v.updatedMs)
+		views = append(views, v)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("read the views of %s: %w", id, err)
+	}
+	var origin string
+	var out []viewRow
+	for _, v := range views {
+		rest := v.audiences
+		for _, a := range dirsvc.ServedAudiences {
+			bit := audienceBit(a)
+			if v.audiences&bit == 0 || !moved.Has(a) {
+				continue
+			}
+			rest &^= bit
+			h := hs[a]
+			body, o, err := reheaded(v.body, h)
+			if err != nil {
+				return "", fmt.Errorf("move view %d of %s: %w", bit, id, err)
+			}
+			origin = o
+			out = withView(out, viewRow{audiences: bit, body: body, updatedMs: h.updatedMs})
+		}
+		if rest != 0 {
+			out = append(out, viewRow{audiences: rest, body: v.body, updatedMs: v.updatedMs})
 		}
 	}
-	return nil
+	if err := w.exec(w.pub, "DELETE FROM projections WHERE public_id = ?", id); err != nil {
+		return "", fmt.Errorf("move the views of %s: %w", id, err)
+	}
+	for _, v := range out {
+		if err := w.exec(w.pub, "INSERT INTO projections (public_id, audiences, body, etag, updated_ms) VALUES (?, ?, ?, ?, ?)",
+			id, v.audiences, v.body, dirsvc.ETag(v.body), v.updatedMs); err != nil {
+			return "", fmt.Errorf("move the views of %s: %w", id, err)
+		}
+	}
+	return origin, nil
+}
+
+// reheaded returns a stored view's body with the head h in place of the one it starts with (as
+// publish writes a head: withHead), and the origin the head names.
+func reheaded(body []byte, h audienceHead) ([]byte, string, error) {
+	var old dirsvc.RecordHead
+	if err := json.Unmarshal(body, &old); err != nil {
+		return nil, "", err
+	}
+	oldHead, err := json.Marshal(old)
+	if err != nil {
+		return nil, "", err
+	}
+	newHead, err := json.Marshal(dirsvc.RecordHead{PublicID: old.PublicID, Version: h.version, LocalRevision: h.localRevision,
+		LastUpdated: time.UnixMilli(h.updatedMs).UTC(), Origin: old.Origin})
+	if err != nil {
+		return nil, "", err
+	}
+	b, err := withHead(body, &old, oldHead, newHead)
+	return b, old.Origin, err
 }
 
 // placeID returns the ID of a placement, storing it when new.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -22,8 +23,8 @@ type change struct {
 	version   int64
 }
 
-// changesAfter returns the change-log events after seq (not the placement rows, which reach only
-// narrowed readers).
+// changesAfter returns the change-log events after seq (not the placement rows of files written
+// before moves were events, which reach only narrowed readers).
 func changesAfter(t *testing.T, root string, seq int) []change {
 	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(root, "dirs", "small", "directory.db")+"?mode=ro")
@@ -56,6 +57,9 @@ func openSmall(t *testing.T) (*dirdb.Store, *dirdb.Directory, int) {
 	return s, d, countChanges(t, s.Root(), "small")
 }
 
+// placedBy are the records each service of the small directory places for narrowed clients.
+var placedBy = map[string][]string{"svc_counsel": {"loc_coast", "org_coast"}, "svc_refuge": {"loc_refuge", "org_harbour"}}
+
 func TestLifecycleOperations(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
@@ -79,9 +83,19 @@ func TestLifecycleOperations(t *testing.T) {
 			if _, err := d.Transition(ctx, c.id, c.t); err != nil {
 				t.Fatal(err)
 			}
-			got := changesAfter(t, s.Root(), seq)
-			if len(got) != 1 || got[0].id != c.id || got[0].event != c.event {
-				t.Fatalf("change log after %s: %+v", c.name, got)
+			// The record's own event, and an updated event of each record whose placement for
+			// narrowed clients it changed (its site and organisation lose its area and category).
+			all := changesAfter(t, s.Root(), seq)
+			var got []change
+			for _, e := range all {
+				if e.id == c.id {
+					got = append(got, e)
+				} else if e.event != "updated" || !slices.Contains(placedBy[c.id], e.id) {
+					t.Errorf("change log after %s: %+v, which %s does not place", c.name, e, c.id)
+				}
+			}
+			if len(got) != 1 || got[0].event != c.event {
+				t.Fatalf("change log after %s: %+v", c.name, all)
 			}
 			st, err := d.Record(ctx, c.id, dirsvc.Viewer{Audience: dirsvc.Public})
 			if err != nil {

@@ -183,6 +183,19 @@ func plans(t *testing.T, db *sql.DB) map[string]string {
 			out[fmt.Sprintf("related %ss of a %s narrowed=%t", rel.kind, rel.ref, n.Narrowed())] = "driven=false\n" + explain(t, db, q) + "--\n" + q.sql
 		}
 	}
+	// The identifier search of the REST API and FHIR (Identified), by a system and by a type code,
+	// and the narrowing check of each record it finds (insideNarrowing), every kind.
+	for _, a := range dirsvc.ServedAudiences {
+		for _, system := range []string{"http://hl7.org.au/id/abn", "abn"} {
+			q := identifiedSQL(system, "51824753556", audienceBit(a))
+			out[fmt.Sprintf("identified %s by %s", a, system)] = "driven=false\n" + explain(t, db, q) + "--\n" + q.sql
+		}
+	}
+	for _, kind := range dirsvc.Kinds {
+		v := dirsvc.Viewer{Audience: dirsvc.Partner, Narrowing: dirsvc.Narrowing{Areas: []string{"state:nsw"}, Categories: []string{"primary_care"}}}
+		q := insideSQL(kind.IDPrefix()+"a", v)
+		out[fmt.Sprintf("identified %s inside the narrowing", kind)] = "driven=false\n" + explain(t, db, q) + "--\n" + q.sql
+	}
 	// The record walks of the FHIR searches (Records), every kind.
 	for _, kind := range dirsvc.Kinds {
 		for _, n := range []dirsvc.Narrowing{{}, {Areas: []string{"state:nsw"}, Categories: []string{"primary_care"}}} {

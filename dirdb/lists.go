@@ -163,16 +163,21 @@ func (d *Directory) insideNarrowing(ctx context.Context, publicID string, v dirs
 	return d.insideNarrowingLocked(ctx, publicID, v)
 }
 
+// insideSQL is the statement of insideNarrowing: one row when the record publicID lies inside the
+// viewer's narrowing.
+func insideSQL(publicID string, v dirsvc.Viewer) sqlCond {
+	c := inside(dirsvc.KindOfID(publicID), "r.public_id", v)
+	return sqlCond{"SELECT 1 FROM records r WHERE r.public_id = ? AND " + c.sql, append([]any{publicID}, c.args...)}
+}
+
 // insideNarrowingLocked is insideNarrowing for a caller that holds the gate's read side.
 func (d *Directory) insideNarrowingLocked(ctx context.Context, publicID string, v dirsvc.Viewer) (bool, error) {
 	if !v.Narrowing.Narrowed() {
 		return true, nil
 	}
-	kind := dirsvc.KindOfID(publicID)
-	c := inside(kind, "r.public_id", v)
+	q := insideSQL(publicID, v)
 	var one int
-	err := d.readers.QueryRowContext(ctx, "SELECT 1 FROM records r WHERE r.public_id = ? AND "+c.sql,
-		append([]any{publicID}, c.args...)...).Scan(&one)
+	err := d.readers.QueryRowContext(ctx, q.sql, q.args...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	} else if err != nil {
@@ -282,6 +287,15 @@ func (d *Directory) Records(ctx context.Context, v dirsvc.Viewer, kind dirsvc.Ki
 // maxIdentified bounds the records an identifier search returns.
 const maxIdentified = 100
 
+// identifiedSQL is the statement of Identified: it walks the identifier's entries of the list keys'
+// index, in public-ID order (the plan test holds it).
+func identifiedSQL(system, value string, bit int64) sqlCond {
+	return sqlCond{`
+SELECT k.public_id FROM list_keys k INDEXED BY list_keys_key
+WHERE k.key = ? AND k.audiences & ? != 0
+ORDER BY k.public_id LIMIT ?`, []any{keyID + system + "|" + identifierValue(value), bit, maxIdentified}}
+}
+
 // Identified returns the public IDs of the records the viewer may see and that carry, as the viewer
 // sees them, the identifier value of system (a system URI or a type code such as abn).
 func (d *Directory) Identified(ctx context.Context, v dirsvc.Viewer, system, value string) ([]string, error) {
@@ -289,10 +303,8 @@ func (d *Directory) Identified(ctx context.Context, v dirsvc.Viewer, system, val
 	var ids []string
 	err := d.longRead(ctx, func(ctx context.Context) error {
 		ids = ids[:0]
-		rows, err := d.readers.QueryContext(ctx, `
-SELECT k.public_id FROM list_keys k INDEXED BY list_keys_key
-WHERE k.key = ? AND k.audiences & ? != 0
-ORDER BY k.public_id LIMIT ?`, keyID+system+"|"+identifierValue(value), bit, maxIdentified)
+		q := identifiedSQL(system, value, bit)
+		rows, err := d.readers.QueryContext(ctx, q.sql, q.args...)
 		if err != nil {
 			return err
 		}

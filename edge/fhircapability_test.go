@@ -2,6 +2,7 @@ package edge_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -115,7 +116,8 @@ var otherR4Params = map[string][]string{
 
 // TestFHIRCapabilityStatementListsWhatWorks holds the CapabilityStatement to the server's behaviour:
 // every search parameter it lists finds a resource by the value that resource carries (and the
-// _include and _revinclude values it lists are accepted); every R4 parameter of the type it does not
+// _include values it lists are accepted, and each _revinclude value includes the resources that
+// refer to a match, and only those); every R4 parameter of the type it does not
 // list answers 400 naming the parameter, and is ignored, and reported, under Prefer:
 // handling=lenient.
 func TestFHIRCapabilityStatementListsWhatWorks(t *testing.T) {
@@ -199,6 +201,32 @@ func TestFHIRCapabilityStatementListsWhatWorks(t *testing.T) {
 			if r := fc.get("/" + res.Type + "?_count=3&_revinclude=" + inc); r.status != http.StatusOK {
 				t.Errorf("%s?_revinclude=%s: %d", res.Type, inc, r.status)
 			}
+			// A resource that refers to one of the type is included with it, and only such.
+			src, _, _ := strings.Cut(inc, ":")
+			var from, target string
+			for _, cand := range fc.allOf(src) {
+				if refs := referencesTo(cand, res.Type+"/"); len(refs) > 0 {
+					from, target = src+"/"+fmt.Sprint(cand["id"]), refs[0]
+					break
+				}
+			}
+			if from == "" {
+				t.Errorf("%s?_revinclude=%s: no %s refers to a %s to try it on", res.Type, inc, src, res.Type)
+				continue
+			}
+			_, included, ok := fc.search("/" + res.Type + "?_id=" + strings.TrimPrefix(target, res.Type+"/") + "&_revinclude=" + inc)
+			var got []string
+			for _, b := range included {
+				var m map[string]any
+				json.Unmarshal(b, &m)
+				got = append(got, fmt.Sprint(m["resourceType"], "/", m["id"]))
+				if !slices.Contains(referencesTo(m, res.Type+"/"), target) {
+					t.Errorf("%s?_revinclude=%s includes %s/%s, which does not refer to %s", res.Type, inc, m["resourceType"], m["id"], target)
+				}
+			}
+			if !ok || !slices.Contains(got, from) {
+				t.Errorf("%s?_id=%s&_revinclude=%s includes %v, not %s", res.Type, target, inc, got, from)
+			}
 		}
 		listed := map[string]bool{}
 		for _, p := range res.SearchParam {
@@ -226,6 +254,18 @@ func TestFHIRCapabilityStatementListsWhatWorks(t *testing.T) {
 	if !slices.Equal(types, fhir.Types) {
 		t.Errorf("CapabilityStatement types %v, want %v", types, fhir.Types)
 	}
+}
+
+// referencesTo returns the references of a resource to resources of a type (prefix Type/).
+func referencesTo(m map[string]any, prefix string) []string {
+	b, _ := json.Marshal(m)
+	var out []string
+	for _, ref := range references(b) {
+		if strings.HasPrefix(ref, prefix) {
+			out = append(out, ref)
+		}
+	}
+	return out
 }
 
 // allOf pages through a search (path after the type, with or without a query) and returns every

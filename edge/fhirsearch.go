@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -461,6 +462,11 @@ func (fs *fhirSearch) walk(after string, want, budget int) (found []candidate, l
 		if err != nil {
 			return nil, last, false, err
 		}
+		if len(page.Items) == 0 && page.More {
+			// A next link from here would name the page itself, which a client would follow
+			// forever: every source gives a candidate whenever it has more.
+			return nil, last, false, errors.New("a FHIR search source gave no candidate but said it had more")
+		}
 		mapped, err := fs.mapAll(page.Items)
 		if err != nil {
 			return nil, last, false, err
@@ -593,7 +599,7 @@ func (fs *fhirSearch) includes(found []candidate, seen map[string]bool) ([]*fhir
 		seen[key] = true
 		out = append(out, res)
 	}
-	leftPractitioners := false
+	leftPractitioners, manyServices := false, false
 	for _, inc := range fs.search.Include {
 		_, param, _ := strings.Cut(inc, ":")
 		for _, c := range found {
@@ -633,7 +639,15 @@ func (fs *fhirSearch) includes(found []candidate, seen map[string]bool) ([]*fhir
 			if !fs.viewer.Narrowing.AllowsKind(srcKind) {
 				continue
 			}
-			rel, err := fs.dir.Related(fs.ctx, fs.viewer, srcKind, fs.kind, c.res.Source)
+			var rel []dirsvc.Published
+			var err error
+			if srcKind == dirsvc.KindRole && (fs.kind == dirsvc.KindOrganisation || fs.kind == dirsvc.KindLocation) {
+				var capped bool
+				rel, capped, err = fs.rolesAt(c.res.Source)
+				manyServices = manyServices || capped
+			} else {
+				rel, err = fs.dir.Related(fs.ctx, fs.viewer, srcKind, fs.kind, c.res.Source)
+			}
 			if err != nil {
 				return nil, nil, err
 			}
@@ -652,10 +666,41 @@ func (fs *fhirSearch) includes(found []candidate, seen map[string]bool) ([]*fhir
 	if leftPractitioners {
 		warnings = append(warnings, "Practitioners are left out of _include: receiving them in bulk needs the scope "+dirsvc.ScopePractitionersRead+".")
 	}
+	if manyServices {
+		warnings = append(warnings, "PractitionerRole is included from the first "+strconv.Itoa(maxRoleServices)+
+			" services of each organisation or location: search PractitionerRole by service to have every role.")
+	}
 	if full {
 		warnings = append(warnings, "Included resources are limited to "+strconv.Itoa(maxFHIRIncluded)+" a page: ask for a smaller _count to have them all.")
 	}
 	return out, warnings, nil
+}
+
+// maxRoleServices bounds the services of one organisation or location whose roles a
+// _revinclude of PractitionerRole reads.
+const maxRoleServices = 200
+
+// rolesAt returns the roles at the services of an organisation or location (id) as the caller sees
+// them: a role refers to its service only, and its organisation and location are its service's.
+// The services are found as the caller sees them but for a narrowing to record kinds (a role lies
+// where its service does, whatever kinds the caller reads), at most maxRoleServices of them; capped
+// reports that there were more.
+func (fs *fhirSearch) rolesAt(id string) (out []dirsvc.Published, capped bool, err error) {
+	through := fs.viewer
+	through.Narrowing.Kinds = nil
+	services, err := fs.dir.Related(fs.ctx, through, dirsvc.KindService, dirsvc.KindOfID(id), id)
+	if err != nil {
+		return nil, false, err
+	}
+	capped = len(services) > maxRoleServices
+	for _, sv := range services[:min(len(services), maxRoleServices)] {
+		roles, err := fs.dir.Related(fs.ctx, fs.viewer, dirsvc.KindRole, dirsvc.KindService, sv.PublicID)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, roles...)
+	}
+	return out, capped, nil
 }
 
 // selfQuery returns the query of a self link: the request's parameters in a fixed order.

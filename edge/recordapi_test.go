@@ -308,12 +308,26 @@ func TestUpdatedSinceCountsTheSitesAndOrganisationsTheCallerSees(t *testing.T) {
 		t.Errorf("public services changed since loc_coast changed: %v", got)
 	}
 	// A change to a site hidden from the public does not: only the partner learns of it.
-	update(`{"kind":"location","publicId":"loc_unlisted","organisation":"org_harbour","name":"Harbour Clinic canary-professional.partner-x (renamed)","audiences":["professional","partner"],"address":{"lines":["3 Back St canary-professional.partner-x"],"locality":"Pyrmont","state":"NSW","postcode":"2009"}}`)
+	update(`{"kind":"location","publicId":"loc_unlisted","organisation":"org_harbour","name":"Harbour Clinic canary-professional.partner-x (renamed)","audiences":["professional","partner"],"address":{"lines":["3 Back St canary-professional.partner-x"],"locality":"Pyrmont","state":"NSW","postcode":"2009"},"areas":["postcode:2009"]}`)
 	since = url.QueryEscape(lastUpdated("/v1/d/small/locations/loc_unlisted"))
 	if got := listIDs(t, s, "", "/v1/d/small/services?updatedSince="+since); len(got) != 0 {
 		t.Errorf("the public learns that a hidden site changed: %v", got)
 	}
 	if got := listIDs(t, s, partner, "/v1/d/small/services?updatedSince="+since); !slices.Equal(got, []string{"svc_unlisted"}) {
 		t.Errorf("partner services changed since loc_unlisted changed: %v", got)
+	}
+	// A hidden site that leaves its area takes its organisation out of it for the partner (its
+	// only site there): the organisation moves, a change of it for the partner alone, so every
+	// service of it counts for the partner, none for the public.
+	update(`{"kind":"location","publicId":"loc_unlisted","organisation":"org_harbour","name":"Harbour Clinic canary-professional.partner-x (renamed)","audiences":["professional","partner"],"address":{"lines":["3 Back St canary-professional.partner-x"],"locality":"Pyrmont","state":"NSW","postcode":"2009"}}`)
+	since = url.QueryEscape(lastUpdated("/v1/d/small/locations/loc_unlisted"))
+	if got := listIDs(t, s, "", "/v1/d/small/services?updatedSince="+since); len(got) != 0 {
+		t.Errorf("the public learns that a hidden site moved: %v", got)
+	}
+	if got, want := listIDs(t, s, partner, "/v1/d/small/services?updatedSince="+since), []string{"svc_gp", "svc_refuge", "svc_unlisted"}; !slices.Equal(got, want) {
+		t.Errorf("partner services changed since loc_unlisted left its area: %v, want %v", got, want)
+	}
+	if at := lastUpdated("/v1/d/small/organisations/org_harbour"); at != lastUpdated("/v1/d/small/locations/loc_unlisted") {
+		t.Errorf("org_harbour last updated at %s for the partner, not with its site's move", at)
 	}
 }

@@ -113,7 +113,10 @@ func CapabilityStatement(c Capability) ([]byte, error) {
 			"mode": "server",
 			"documentation": "Read and search of the directory's records, each projected for the caller's tier and narrowing. " +
 				"_count up to 100 (default 20); _page tokens come from next links; _include, _revinclude, _summary=count, " +
-				"_total=accurate and _elements are supported; Prefer: handling=lenient ignores unknown parameters.",
+				"_total=accurate and _elements are supported; Prefer: handling=lenient ignores unknown parameters. " +
+				"A page examines a bounded number of candidates, so a selective search may give pages with fewer " +
+				"entries than _count, or none, and a next link: follow next links until a page has none. Each next " +
+				"link starts after the last candidate its page examined, so the pages end and together give every match once.",
 			"resource": resources,
 		}},
 	}

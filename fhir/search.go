@@ -103,8 +103,8 @@ var (
 		TypeEndpoint:          {"Endpoint:organization"},
 	}
 	RevIncludes = map[string][]string{
-		TypeOrganization:      {"Location:organization", "HealthcareService:organization"},
-		TypeLocation:          {"HealthcareService:location"},
+		TypeOrganization:      {"Location:organization", "HealthcareService:organization", "PractitionerRole:organization"},
+		TypeLocation:          {"HealthcareService:location", "PractitionerRole:location"},
 		TypeHealthcareService: {"PractitionerRole:service"},
 		TypePractitioner:      {"PractitionerRole:practitioner"},
 		TypePractitionerRole:  {},
