@@ -1,0 +1,297 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// run runs export id, unless another worker runs it or it is no longer queued.
+func (s *Service) run(parent context.Context, id string) {
+	j, err := s.load(id)
+	if err != nil || j.Status != dirsvc.ExportQueued {
+		return
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	s.mu.Lock()
+	if _, dup := s.cancels[id]; dup {
+		s.mu.Unlock()
+		return
+	}
+	s.cancels[id] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.cancels, id)
+		s.mu.Unlock()
+	}()
+	now := s.cfg.Now().UTC()
+	j.Status, j.StartedAt = dirsvc.ExportRunning, &now
+	if err := s.save(j); err != nil {
+		return // cancelled and removed, or the folder is unwritable (logged by the next look)
+	}
+	if s.cfg.Started != nil {
+		s.cfg.Started(id)
+	}
+	files, err := s.write(ctx, j)
+	switch {
+	case parent.Err() != nil:
+		// The service stops: the status stays running, and the next start ends it failed.
+		return
+	case ctx.Err() != nil:
+		return // cancelled: its folder is gone
+	case err != nil:
+		removeFiles(s.folder(id))
+		j.Files = []File{}
+		msg := "The export failed: ask for it again."
+		var de *dirsvc.Error
+		if errors.As(err, &de) && de.Code != dirsvc.EInternal {
+			msg = de.Message
+		} else {
+			s.cfg.Log.Error("exports: export failed", "export", id, "directory", j.Directory, "err", err)
+		}
+		s.finish(j, dirsvc.ExportFailed, msg)
+		return
+	}
+	j.Files = files
+	s.finish(j, dirsvc.ExportSucceeded, "")
+}
+
+// progress is how often (in records) a running export's count is saved.
+const progress = 10_000
+
+// write writes the files of an export from one snapshot of its directory.
+func (s *Service) write(ctx context.Context, j *job) (files []File, err error) {
+	rd, err := s.cfg.Catalog.Reader(ctx, j.Directory)
+	if err != nil {
+		return nil, err
+	}
+	info, err := rd.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sn, ok := rd.(dirsvc.ReadSnapshotter)
+	if !ok {
+		return nil, errors.New("the directory reader takes no snapshots")
+	}
+	snap, err := sn.ReadSnapshot(ctx, j.Viewer)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+	at := s.cfg.Now().UTC()
+	j.SnapshotAt = &at
+	r := &run{dir: s.folder(j.ID), job: j, info: info, at: at, parts: s.cfg.PartRecords, baseURL: s.cfg.BaseURL}
+	readable := newReadability(ctx, snap)
+	var writers []formatWriter
+	defer func() {
+		if err != nil {
+			for _, w := range writers {
+				w.abort()
+			}
+		}
+	}()
+	for _, f := range formatsOf(j) {
+		switch f {
+		case dirsvc.ExportCSV:
+			writers = append(writers, &csvWriter{run: r})
+		case dirsvc.ExportJSON:
+			w, err := newJSONWriter(r)
+			if err != nil {
+				return nil, err
+			}
+			writers = append(writers, w)
+		case dirsvc.ExportFHIR:
+			writers = append(writers, newFHIRWriter(r, readable.check))
+		case dirsvc.ExportHSDS:
+			writers = append(writers, newHSDSWriter(r, readable.check))
+		}
+	}
+	leaders := j.Leaders && info.LeadershipOn()
+	today := dirsvc.Today(at, info.TimeZone)
+	var since int64
+	if j.Request.Since != nil {
+		since = j.Request.Since.UnixNano()
+	}
+	for _, kind := range kindsOf(j) {
+		for _, w := range writers {
+			if err := w.begin(kind); err != nil {
+				return nil, err
+			}
+		}
+		err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
+			rec := &record{kind: kind, id: p.PublicID, body: p.Body}
+			if since != 0 {
+				h, err := rec.head()
+				if err != nil {
+					return err
+				}
+				if h.LastUpdated.UnixNano() <= since {
+					return nil
+				}
+			}
+			if kind == dirsvc.KindOrganisation && leaders {
+				if err := withLeaders(ctx, snap, rec, today); err != nil {
+					return err
+				}
+			}
+			for _, w := range writers {
+				if err := w.write(ctx, rec); err != nil {
+					return err
+				}
+			}
+			if err := readable.failed(); err != nil {
+				return err
+			}
+			j.Records++
+			if j.Records%progress == 0 {
+				return s.save(j)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range writers {
+			if err := w.end(kind); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The files get their names only now, all of them whole.
+	for _, w := range writers {
+		fs, err := w.commit()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+	}
+	att := []byte(attributionText(info, j.Viewer.Audience, at))
+	if err := writeWhole(r.dir, AttributionFile, att); err != nil {
+		return nil, err
+	}
+	files = append(files, File{Name: AttributionFile, Format: "text", Bytes: int64(len(att))})
+	return files, nil
+}
+
+// AttributionFile is the name of every export's attribution file.
+const AttributionFile = "ATTRIBUTION.txt"
+
+// withLeaders adds an organisation's current leadership to its record: the member leadership of its
+// view (as the REST brief view shows it) and the leaders for its FHIR Organization.contact.
+func withLeaders(ctx context.Context, snap dirsvc.ReadSnapshot, rec *record, today string) error {
+	rec.leaders = []dirsvc.LeaderView{}
+	p, err := snap.Leadership(ctx, rec.id)
+	if err != nil && !errors.Is(err, dirsvc.ErrNotFound) {
+		return err
+	}
+	if p != nil {
+		var all []dirsvc.LeaderView
+		if err := json.Unmarshal(p.Body, &all); err != nil {
+			return err
+		}
+		for _, l := range all {
+			if l.Current(today) {
+				rec.leaders = append(rec.leaders, l)
+			}
+		}
+	}
+	ls, err := json.Marshal(rec.leaders)
+	if err != nil {
+		return err
+	}
+	body := rec.body
+	for len(body) > 0 && (body[len(body)-1] == '\n' || body[len(body)-1] == ' ') {
+		body = body[:len(body)-1]
+	}
+	if len(body) == 0 || body[len(body)-1] != '}' {
+		return fmt.Errorf("view of %s is not an object", rec.id)
+	}
+	out := make([]byte, 0, len(body)+len(ls)+16)
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, `,"leadership":`...)
+	out = append(out, ls...)
+	rec.body = append(out, '}')
+	return nil
+}
+
+// formatsOf returns the formats of an export, in ExportFormats order.
+func formatsOf(j *job) []string {
+	if j.Bulk {
+		return []string{dirsvc.ExportFHIR}
+	}
+	var out []string
+	for _, f := range dirsvc.ExportFormats {
+		if len(j.Request.Formats) == 0 && f != dirsvc.ExportHSDS || slices.Contains(j.Request.Formats, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// kindsOf returns the kinds an export holds: those asked for, in ExportKinds order, without
+// practitioners for a caller who may not receive them in bulk (section 5.4, rule 3).
+func kindsOf(j *job) []dirsvc.Kind {
+	var out []dirsvc.Kind
+	for _, k := range dirsvc.ExportKinds {
+		if k == dirsvc.KindPractitioner && !j.Practitioners {
+			continue
+		}
+		if len(j.Request.Types) == 0 || slices.Contains(j.Request.Types, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// writeWhole writes a small file under a temporary name, then names it.
+func writeWhole(dir, name string, b []byte) error {
+	tmp := filepath.Join(dir, name+partSuffix)
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, name))
+}
+
+// readability answers whether the caller may read a record, from the snapshot, remembering the
+// answers for the records most referred to (bounded, so memory stays flat).
+type readability struct {
+	ctx  context.Context
+	snap dirsvc.ReadSnapshot
+	seen map[string]bool
+	err  error
+}
+
+// maxRemembered bounds the answers a readability keeps; past it, it forgets them all.
+const maxRemembered = 50_000
+
+func newReadability(ctx context.Context, snap dirsvc.ReadSnapshot) *readability {
+	return &readability{ctx: ctx, snap: snap, seen: map[string]bool{}}
+}
+
+func (r *readability) check(id string) bool {
+	if ok, seen := r.seen[id]; seen {
+		return ok
+	}
+	ok, err := r.snap.Readable(r.ctx, id)
+	if err != nil {
+		if r.err == nil {
+			r.err = err
+		}
+		return false
+	}
+	if len(r.seen) >= maxRemembered {
+		clear(r.seen)
+	}
+	r.seen[id] = ok
+	return ok
+}
+
+func (r *readability) failed() error { return r.err }
