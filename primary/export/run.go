@@ -116,10 +116,7 @@ func (s *Service) write(ctx context.Context, j *job) (files []File, err error) {
 	}
 	leaders := j.Leaders && info.LeadershipOn()
 	today := dirsvc.Today(at, info.TimeZone)
-	var since int64
-	if j.Request.Since != nil {
-		since = j.Request.Since.UnixNano()
-	}
+	since := j.Request.Since
 	for _, kind := range kindsOf(j) {
 		for _, w := range writers {
 			if err := w.begin(kind); err != nil {
@@ -128,12 +125,12 @@ func (s *Service) write(ctx context.Context, j *job) (files []File, err error) {
 		}
 		err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
 			rec := &record{kind: kind, id: p.PublicID, body: p.Body}
-			if since != 0 {
+			if since != nil {
 				h, err := rec.head()
 				if err != nil {
 					return err
 				}
-				if h.LastUpdated.UnixNano() <= since {
+				if !h.LastUpdated.After(*since) {
 					return nil
 				}
 			}
