@@ -44,6 +44,8 @@ type ReadSnapshot interface {
 	// practitioner list for practitioners, the records the FHIR searches walk for the other kinds).
 	// The body passed to fn is valid only during the call. An error of fn ends the walk with it.
 	Walk(ctx context.Context, kind Kind, fn func(p Published) error) error
+	// Count returns how many records Walk would give for kind.
+	Count(ctx context.Context, kind Kind) (int64, error)
 	// Readable reports whether the viewer may read the record publicID (its read would answer 200).
 	Readable(ctx context.Context, publicID string) (bool, error)
 	// Leadership returns an organisation's stored leadership view; ErrNotFound when it has none.

@@ -95,6 +95,19 @@ func (s *snapshot) Walk(ctx context.Context, kind dirsvc.Kind, fn func(p dirsvc.
 	return nil
 }
 
+// Count returns how many records Walk gives for kind: the walk's statement, counted.
+func (s *snapshot) Count(ctx context.Context, kind dirsvc.Kind) (int64, error) {
+	q, ok := walkSQL(s.v, kind)
+	if !ok {
+		return 0, nil
+	}
+	var n int64
+	if err := s.tx.QueryRowContext(ctx, "SELECT count(*) FROM ("+q.sql+")", q.args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %ss: %w", kind, err)
+	}
+	return n, nil
+}
+
 // Readable reports whether the viewer may read the record: a view of it for the viewer's audience
 // exists and the record lies inside the narrowing.
 func (s *snapshot) Readable(ctx context.Context, publicID string) (bool, error) {

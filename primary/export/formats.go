@@ -68,7 +68,7 @@ var plural = map[dirsvc.Kind]string{
 // run is what the writers of one export share.
 type run struct {
 	dir     string // the export's folder
-	job     *job
+	opts    *Options
 	info    *dirsvc.Directory
 	at      time.Time
 	parts   int
@@ -95,7 +95,7 @@ func newJSONWriter(r *run) (*jsonWriter, error) {
 		ExportedAt  string `json:"exportedAt"`
 		Licence     string `json:"licence"`
 		Attribution string `json:"attribution,omitempty"`
-	}{r.info.Slug, r.info.Name, r.job.Viewer.Audience.String(), r.at.Format(time.RFC3339Nano), r.info.Licence, r.info.Attribution})
+	}{r.info.Slug, r.info.Name, r.opts.Viewer.Audience.String(), r.at.Format(time.RFC3339Nano), r.info.Licence, r.info.Attribution})
 	if err != nil {
 		f.abort()
 		return nil, err
@@ -153,9 +153,9 @@ type fhirWriter struct {
 func newFHIRWriter(r *run, readable func(id string) bool) *fhirWriter {
 	types := map[string]bool{}
 	for _, t := range fhir.Types {
-		types[t] = len(r.job.FHIRTypes) == 0
+		types[t] = len(r.opts.FHIRTypes) == 0
 	}
-	for _, t := range r.job.FHIRTypes {
+	for _, t := range r.opts.FHIRTypes {
 		types[t] = true
 	}
 	return &fhirWriter{run: r, types: types, files: map[string]*partFile{},

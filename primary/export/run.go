@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -67,28 +68,94 @@ func (s *Service) run(parent context.Context, id string) {
 // progress is how often (in records) a running export's count is saved.
 const progress = 10_000
 
+// Options say what an export writes and as whom it reads.
+type Options struct {
+	// Viewer is who the export reads as: its tier and narrowing.
+	Viewer dirsvc.Viewer
+	// Leaders: organisations' leadership is written (with leadership:read; only when senior
+	// management is on in the directory too). Practitioners: practitioners are written
+	// (practitioners:read: practitioners in bulk, section 5.4).
+	Leaders, Practitioners bool
+	// Formats and Kinds are written (kinds in ExportKinds order); FHIRTypes are the FHIR resource
+	// types written (all when empty).
+	Formats   []string
+	Kinds     []dirsvc.Kind
+	FHIRTypes []string
+	// Since, when set, keeps the records whose view changed after it.
+	Since *time.Time
+	// BaseURL is the service's base address (FHIR canonical URLs).
+	BaseURL string
+	// PartRecords is how many records are written between flushes of a file (default 1000).
+	PartRecords int
+	Now         func() time.Time
+	// Total, when set, is called with the number of records the export will look at (counted in
+	// the snapshot first, which costs a walk of the indexes; with Since fewer are written).
+	Total func(records int64)
+	// Progress, when set, is called with the records written so far every ProgressEvery records;
+	// an error it returns ends the export.
+	Progress func(records int64) error
+}
+
+// ProgressEvery is how often, in records, Options.Progress is called.
+const ProgressEvery = 1000
+
+// Result is what an export wrote.
+type Result struct {
+	Files      []File
+	Records    int64
+	SnapshotAt time.Time
+}
+
 // write writes the files of an export from one snapshot of its directory.
-func (s *Service) write(ctx context.Context, j *job) (files []File, err error) {
+func (s *Service) write(ctx context.Context, j *job) ([]File, error) {
 	rd, err := s.cfg.Catalog.Reader(ctx, j.Directory)
 	if err != nil {
 		return nil, err
 	}
-	info, err := rd.Info(ctx)
+	o := Options{Viewer: j.Viewer, Leaders: j.Leaders, Practitioners: j.Practitioners, Formats: formatsOf(j),
+		Kinds: kindsOf(j), FHIRTypes: j.FHIRTypes, Since: j.Request.Since, BaseURL: s.cfg.BaseURL,
+		PartRecords: s.cfg.PartRecords, Now: s.cfg.Now}
+	o.Progress = func(n int64) error {
+		j.Records = n
+		if n%progress == 0 {
+			return s.save(j)
+		}
+		return nil
+	}
+	res, err := Write(ctx, rd, s.folder(j.ID), o)
 	if err != nil {
 		return nil, err
+	}
+	j.Records, j.SnapshotAt = res.Records, &res.SnapshotAt
+	return res.Files, nil
+}
+
+// Write writes an export of the directory rd into the folder dir, from one snapshot, as o says:
+// each file under a temporary name until the whole export is written, then under its own. On an
+// error the files written are removed.
+func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options) (res Result, err error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.PartRecords <= 0 {
+		o.PartRecords = 1000
+	}
+	info, err := rd.Info(ctx)
+	if err != nil {
+		return res, err
 	}
 	sn, ok := rd.(dirsvc.ReadSnapshotter)
 	if !ok {
-		return nil, errors.New("the directory reader takes no snapshots")
+		return res, errors.New("the directory reader takes no snapshots")
 	}
-	snap, err := sn.ReadSnapshot(ctx, j.Viewer)
+	snap, err := sn.ReadSnapshot(ctx, o.Viewer)
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	defer snap.Close()
-	at := s.cfg.Now().UTC()
-	j.SnapshotAt = &at
-	r := &run{dir: s.folder(j.ID), job: j, info: info, at: at, parts: s.cfg.PartRecords, baseURL: s.cfg.BaseURL}
+	at := o.Now().UTC()
+	res.SnapshotAt = at
+	r := &run{dir: dir, opts: &o, info: info, at: at, parts: o.PartRecords, baseURL: o.BaseURL}
 	readable := newReadability(ctx, snap)
 	var writers []formatWriter
 	defer func() {
@@ -98,14 +165,14 @@ func (s *Service) write(ctx context.Context, j *job) (files []File, err error) {
 			}
 		}
 	}()
-	for _, f := range formatsOf(j) {
+	for _, f := range o.Formats {
 		switch f {
 		case dirsvc.ExportCSV:
 			writers = append(writers, &csvWriter{run: r})
 		case dirsvc.ExportJSON:
 			w, err := newJSONWriter(r)
 			if err != nil {
-				return nil, err
+				return res, err
 			}
 			writers = append(writers, w)
 		case dirsvc.ExportFHIR:
@@ -114,23 +181,39 @@ func (s *Service) write(ctx context.Context, j *job) (files []File, err error) {
 			writers = append(writers, newHSDSWriter(r, readable.check))
 		}
 	}
-	leaders := j.Leaders && info.LeadershipOn()
+	if o.Total != nil {
+		var total int64
+		for _, kind := range o.Kinds {
+			if kind == dirsvc.KindPractitioner && !o.Practitioners {
+				continue
+			}
+			n, err := snap.Count(ctx, kind)
+			if err != nil {
+				return res, err
+			}
+			total += n
+		}
+		o.Total(total)
+	}
+	leaders := o.Leaders && info.LeadershipOn()
 	today := dirsvc.Today(at, info.TimeZone)
-	since := j.Request.Since
-	for _, kind := range kindsOf(j) {
+	for _, kind := range o.Kinds {
+		if kind == dirsvc.KindPractitioner && !o.Practitioners {
+			continue
+		}
 		for _, w := range writers {
 			if err := w.begin(kind); err != nil {
-				return nil, err
+				return res, err
 			}
 		}
 		err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
 			rec := &record{kind: kind, id: p.PublicID, body: p.Body}
-			if since != nil {
+			if o.Since != nil {
 				h, err := rec.head()
 				if err != nil {
 					return err
 				}
-				if !h.LastUpdated.After(*since) {
+				if !h.LastUpdated.After(*o.Since) {
 					return nil
 				}
 			}
@@ -147,18 +230,18 @@ func (s *Service) write(ctx context.Context, j *job) (files []File, err error) {
 			if err := readable.failed(); err != nil {
 				return err
 			}
-			j.Records++
-			if j.Records%progress == 0 {
-				return s.save(j)
+			res.Records++
+			if o.Progress != nil && res.Records%ProgressEvery == 0 {
+				return o.Progress(res.Records)
 			}
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return res, err
 		}
 		for _, w := range writers {
 			if err := w.end(kind); err != nil {
-				return nil, err
+				return res, err
 			}
 		}
 	}
@@ -166,16 +249,16 @@ func (s *Service) write(ctx context.Context, j *job) (files []File, err error) {
 	for _, w := range writers {
 		fs, err := w.commit()
 		if err != nil {
-			return nil, err
+			return res, err
 		}
-		files = append(files, fs...)
+		res.Files = append(res.Files, fs...)
 	}
-	att := []byte(attributionText(info, j.Viewer.Audience, at))
-	if err := writeWhole(r.dir, AttributionFile, att); err != nil {
-		return nil, err
+	att := []byte(attributionText(info, o.Viewer.Audience, at))
+	if err := writeWhole(dir, AttributionFile, att); err != nil {
+		return res, err
 	}
-	files = append(files, File{Name: AttributionFile, Format: "text", Bytes: int64(len(att))})
-	return files, nil
+	res.Files = append(res.Files, File{Name: AttributionFile, Format: "text", Bytes: int64(len(att))})
+	return res, nil
 }
 
 // AttributionFile is the name of every export's attribution file.

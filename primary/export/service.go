@@ -66,7 +66,6 @@ type Service struct {
 	mu      sync.Mutex
 	queue   chan string
 	cancels map[string]context.CancelFunc // running exports
-	ready   chan struct{}                 // closed once Run has settled what a previous process left
 }
 
 // New returns an export service; Run starts its workers.
@@ -90,8 +89,13 @@ func New(cfg Config) (*Service, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("create the exports folder: %w", err)
 	}
-	return &Service{cfg: cfg, root: root, queue: make(chan string, 1024), cancels: map[string]context.CancelFunc{},
-		ready: make(chan struct{})}, nil
+	s := &Service{cfg: cfg, root: root, queue: make(chan string, 1024), cancels: map[string]context.CancelFunc{}}
+	// What a previous process left is settled before anything is served: no export answers running
+	// that no process runs.
+	if err := s.recover(); err != nil {
+		return nil, fmt.Errorf("settle the exports of the previous run: %w", err)
+	}
+	return s, nil
 }
 
 // Export is an export as its client sees it (section 2.6).
@@ -249,14 +253,10 @@ func (s *Service) unfinished(dir, client string) (int, error) {
 	return n, err
 }
 
-// Run runs exports until ctx ends. At start it settles what a previous process left: an export
-// that was running when it stopped ends failed (its partial files removed: never served), one
-// still queued runs now. Every hour it removes the exports past their retention.
+// Run runs exports until ctx ends: the queued ones (those a previous process left queued too), and
+// every hour it removes the exports past their retention. (New has already ended failed the exports
+// a previous process left running.)
 func (s *Service) Run(ctx context.Context) {
-	if err := s.recover(); err != nil {
-		s.cfg.Log.Error("exports: settle the exports of the previous run", "err", err)
-	}
-	close(s.ready)
 	var wg sync.WaitGroup
 	for range s.cfg.Workers {
 		wg.Add(1)
@@ -286,7 +286,8 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// recover ends the exports a stopped process left running, and queues the queued ones.
+// recover ends failed the exports a stopped process left running, their partial files removed (a
+// part file is never served, but it takes room).
 func (s *Service) recover() error {
 	js, err := s.all()
 	if err != nil {
