@@ -46,6 +46,25 @@ type snapshot struct {
 	conn *sql.Conn
 	tx   *sql.Tx
 	once sync.Once
+	// stmts are the point statements (Readable, Leadership) prepared once for the snapshot: an
+	// export runs one for most records it writes.
+	stmts map[string]*sql.Stmt
+}
+
+// stmt returns the statement of query prepared in the snapshot's transaction.
+func (s *snapshot) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st := s.stmts[query]; st != nil {
+		return st, nil
+	}
+	st, err := s.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
 }
 
 // walkSQL is the statement of a walk of the records of kind: the list statements (Services,
@@ -116,9 +135,12 @@ func (s *snapshot) Readable(ctx context.Context, publicID string) (bool, error) 
 		return false, nil
 	}
 	in := inside(kind, "p.public_id", s.v)
+	st, err := s.stmt(ctx, "SELECT 1 FROM projections p WHERE p.public_id = ? AND p.audiences & ? != 0 AND ("+in.sql+")")
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", publicID, err)
+	}
 	var one int
-	err := s.tx.QueryRowContext(ctx, "SELECT 1 FROM projections p WHERE p.public_id = ? AND p.audiences & ? != 0 AND ("+in.sql+")",
-		append([]any{publicID, audienceBit(s.v.Audience)}, in.args...)...).Scan(&one)
+	err = st.QueryRowContext(ctx, append([]any{publicID, audienceBit(s.v.Audience)}, in.args...)...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	} else if err != nil {
@@ -130,8 +152,11 @@ func (s *snapshot) Readable(ctx context.Context, publicID string) (bool, error) 
 // Leadership returns the organisation's stored leadership view as of the snapshot.
 func (s *snapshot) Leadership(ctx context.Context, orgID string) (*dirsvc.Published, error) {
 	p := &dirsvc.Published{PublicID: orgID}
-	err := s.tx.QueryRowContext(ctx, "SELECT body, etag FROM projections WHERE public_id = ? AND audiences & ? != 0",
-		orgID, leadershipBit).Scan(&p.Body, &p.ETag)
+	st, err := s.stmt(ctx, "SELECT body, etag FROM projections WHERE public_id = ? AND audiences & ? != 0")
+	if err != nil {
+		return nil, fmt.Errorf("read leadership of %s: %w", orgID, err)
+	}
+	err = st.QueryRowContext(ctx, orgID, leadershipBit).Scan(&p.Body, &p.ETag)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, dirsvc.ErrNotFound
 	} else if err != nil {
@@ -144,6 +169,9 @@ func (s *snapshot) Leadership(ctx context.Context, orgID string) (*dirsvc.Publis
 func (s *snapshot) Close() error {
 	var err error
 	s.once.Do(func() {
+		for _, st := range s.stmts {
+			st.Close()
+		}
 		err = s.tx.Rollback()
 		if cerr := s.conn.Close(); err == nil {
 			err = cerr

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/fhir"
@@ -549,5 +551,113 @@ func TestExportRequestsAreChecked(t *testing.T) {
 	future := s.runExport(t, tok, `{"formats":["json"],"types":["location"],"since":"2999-01-01T00:00:00Z"}`)
 	if future.Records != 0 {
 		t.Errorf("an export since the future holds %d records", future.Records)
+	}
+}
+
+// hsdsSchemas compiles the HSDS 3.0 schemas of the tables the HSDS export writes.
+func hsdsSchemas(t *testing.T) map[string]*jsonschema.Schema {
+	t.Helper()
+	const base = "https://hsds.invalid/schema/"
+	dir := filepath.Join("..", "testdata", "hsds-3.0", "schema")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	for _, e := range ents {
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		if err := c.AddResource(base+e.Name(), doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := map[string]*jsonschema.Schema{}
+	for _, table := range []string{"organization", "location", "service", "service_at_location"} {
+		sch, err := c.Compile(base + table + ".json")
+		if err != nil {
+			t.Fatalf("compile %s: %v", table, err)
+		}
+		out[table] = sch
+	}
+	return out
+}
+
+// TestHSDSExportValidates exports the demo directory as HSDS 3.0 for each partner tier: every
+// object validates against the HSDS 3.0 schemas, every reference names an object of the export,
+// the tables hold the records the JSON export holds, and no canary the tier may not see appears.
+func TestHSDSExportValidates(t *testing.T) {
+	file := demoFiles(t)["demo"]
+	s := newExportServer(t, file)
+	snap, err := primary.ParseImport(bytes.NewReader(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := hsdsSchemas(t)
+	for _, c := range exportCallers(t, broadArea(snap)) {
+		t.Run(c.name, func(t *testing.T) {
+			files := s.files(t, s.runExport(t, c.tok, `{"formats":["json","hsds"]}`))
+			var je jsonExport
+			if err := json.Unmarshal(files["directory.json"], &je); err != nil {
+				t.Fatal(err)
+			}
+			ids := map[string]map[string]bool{}
+			tables := map[string]string{"organization": "hsds_organizations.json", "location": "hsds_locations.json",
+				"service": "hsds_services.json", "service_at_location": export.HSDSServiceAtLocations}
+			objects := map[string][]map[string]any{}
+			for table, name := range tables {
+				raw, ok := files[name]
+				if !ok {
+					t.Fatalf("no %s", name)
+				}
+				if leaks := demo.Leaks(raw, c.aud); len(leaks) > 0 {
+					t.Errorf("%s leaks %v", name, leaks)
+				}
+				var list []any
+				if err := json.Unmarshal(raw, &list); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				ids[table] = map[string]bool{}
+				for i, o := range list {
+					if err := schemas[table].Validate(o); err != nil {
+						t.Errorf("%s #%d is not an HSDS %s: %v", name, i, table, err)
+					}
+					m := o.(map[string]any)
+					ids[table][m["id"].(string)] = true
+					objects[table] = append(objects[table], m)
+				}
+			}
+			for table, want := range map[string][]json.RawMessage{"organization": je.Organisations, "location": je.Locations, "service": je.Services} {
+				if len(objects[table]) != len(want) {
+					t.Errorf("%d HSDS %ss, %d in the JSON export", len(objects[table]), table, len(want))
+					continue
+				}
+				for i, b := range want {
+					if objects[table][i]["id"] != export.HSDSID(idOf(t, b)) {
+						t.Errorf("HSDS %s #%d is not %s", table, i, idOf(t, b))
+						break
+					}
+				}
+			}
+			for table, objs := range objects {
+				for _, o := range objs {
+					for field, target := range map[string]string{"organization_id": "organization", "location_id": "location", "service_id": "service"} {
+						if ref, ok := o[field].(string); ok && !ids[target][ref] {
+							t.Errorf("a %s's %s %s names no %s of the export", table, field, ref, target)
+						}
+					}
+				}
+			}
+			if len(objects["service_at_location"]) == 0 {
+				t.Errorf("no service_at_location")
+			}
+		})
 	}
 }
