@@ -193,7 +193,11 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		return err
 	}
 	go ps.Webhooks.Run(ctx)
-	go ps.Exports.Run(ctx)
+	// Exports hold a snapshot of a directory while they run: they end before the store closes.
+	exportCtx, stopExports := context.WithCancel(ctx)
+	exportsDone := make(chan struct{})
+	go func() { ps.Exports.Run(exportCtx); close(exportsDone) }()
+	defer func() { stopExports(); <-exportsDone }()
 	go m.pruneChanges(ctx, store)
 	if rep != nil && *repToken != "" {
 		stream, err := replicate.Stream(rep, *repToken, func(ctx context.Context) (*dirsvc.Platform, error) {
