@@ -3,6 +3,7 @@ package dirdb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math"
@@ -20,6 +21,13 @@ func (d *Directory) ReadSnapshot(ctx context.Context, v dirsvc.Viewer) (dirsvc.R
 	d.gate.RLock()
 	conn, err := d.readers.Conn(ctx)
 	if err != nil {
+		d.gate.RUnlock()
+		return nil, fmt.Errorf("snapshot: %w", err)
+	}
+	// A snapshot reads the whole file once, in order: through the reader's own page cache rather
+	// than the map, so the process does not map (and count as its memory) every page of the file.
+	if _, err := conn.ExecContext(ctx, "PRAGMA mmap_size = 0"); err != nil {
+		conn.Close()
 		d.gate.RUnlock()
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
@@ -173,6 +181,10 @@ func (s *snapshot) Close() error {
 			st.Close()
 		}
 		err = s.tx.Rollback()
+		// The connection goes back to the pool as the other readers are: mapping the file.
+		if _, merr := s.conn.ExecContext(context.Background(), fmt.Sprintf("PRAGMA mmap_size = %d", readerMmapSize)); merr != nil {
+			s.conn.Raw(func(any) error { return driver.ErrBadConn }) // dropped, not pooled
+		}
 		if cerr := s.conn.Close(); err == nil {
 			err = cerr
 		}

@@ -349,8 +349,8 @@ type readability struct {
 	err  error
 }
 
-// maxRemembered bounds the answers a readability keeps; past it, it forgets them all.
-const maxRemembered = 50_000
+// maxRemembered bounds the answers a readability keeps (about 10 MB); past it, it forgets them all.
+const maxRemembered = 200_000
 
 func newReadability(ctx context.Context, snap dirsvc.ReadSnapshot) *readability {
 	return &readability{ctx: ctx, snap: snap, seen: map[string]bool{}}
