@@ -109,12 +109,15 @@ func CapabilityStatement(c Capability) ([]byte, error) {
 		"publisher":      c.Name,
 		"implementation": map[string]string{"description": "Read-only FHIR server of the directory " + c.Name, "url": c.Base},
 		"fhirVersion":    Version, "format": []string{"json", "application/fhir+json"},
+		"instantiates": []string{"http://hl7.org/fhir/uv/bulkdata/CapabilityStatement/bulk-data"},
 		"rest": []map[string]any{{
 			"mode": "server",
 			"documentation": "Read and search of the directory's records, each projected for the caller's tier and narrowing. " +
 				"_count up to 100 (default 20); _page tokens come from next links; _include, _revinclude, _summary=count, " +
-				"_total=accurate and _elements are supported; Prefer: handling=lenient ignores unknown parameters.",
-			"resource": resources,
+				"_total=accurate and _elements are supported; Prefer: handling=lenient ignores unknown parameters. " +
+				"Bulk Data 2.0 system export ($export, partner clients with export:run): _type, _since, _outputFormat ndjson.",
+			"resource":  resources,
+			"operation": []map[string]string{{"name": "export", "definition": "http://hl7.org/fhir/uv/bulkdata/OperationDefinition/export"}},
 		}},
 	}
 	return json.Marshal(cs)
