@@ -38,9 +38,6 @@ func (s *Service) run(parent context.Context, id string) {
 	if err := s.save(j); err != nil {
 		return // cancelled and removed, or the folder is unwritable (logged by the next look)
 	}
-	if s.cfg.Started != nil {
-		s.cfg.Started(id)
-	}
 	files, err := s.write(ctx, j)
 	switch {
 	case parent.Err() != nil:

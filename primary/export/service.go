@@ -54,8 +54,6 @@ type Config struct {
 	Workers int
 	// PartRecords is how many records are written between flushes of a file (default 1000).
 	PartRecords int
-	// Started, when set, is called with each export's ID as it starts running (tests).
-	Started func(id string)
 }
 
 // Service runs exports and serves their API.
