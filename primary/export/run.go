@@ -1,13 +1,16 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -203,8 +206,8 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 				return res, err
 			}
 		}
-		err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
-			rec := &record{kind: kind, id: p.PublicID, body: p.Body}
+		decode := o.Since != nil || slices.ContainsFunc(o.Formats, func(f string) bool { return f != dirsvc.ExportJSON })
+		err := walkDecoded(ctx, snap, kind, decode, func(rec *record) error {
 			if o.Since != nil {
 				h, err := rec.head()
 				if err != nil {
@@ -256,6 +259,101 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 	}
 	res.Files = append(res.Files, File{Name: AttributionFile, Format: "text", Bytes: int64(len(att))})
 	return res, nil
+}
+
+// decodeBatch is how many records go to a decoding worker at a time.
+const decodeBatch = 128
+
+// walkBatch is a batch of records of a walk, decoded by a worker (done is closed then).
+type walkBatch struct {
+	recs []*record
+	done chan struct{}
+	err  error
+}
+
+// walkDecoded walks the records of kind in the snapshot and calls fn with each, in order. When
+// decode is set, the records' views are decoded (the most costly step of every format but JSON) by
+// workers on every core, a bounded number of batches ahead, while fn, which writes the files and
+// makes the snapshot's other reads, runs in one goroutine in walk order.
+func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind, decode bool, fn func(*record) error) error {
+	if !decode || runtime.GOMAXPROCS(0) < 2 {
+		return snap.Walk(ctx, kind, func(p dirsvc.Published) error {
+			return fn(&record{kind: kind, id: p.PublicID, body: p.Body})
+		})
+	}
+	workers := runtime.GOMAXPROCS(0)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan *walkBatch, 2*workers)
+	ordered := make(chan *walkBatch, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				for _, r := range b.recs {
+					if _, err := r.decoded(); err != nil {
+						b.err = err
+						break
+					}
+				}
+				close(b.done)
+			}
+		}()
+	}
+	written := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range ordered { // to the end, so that the walk never blocks on a failed write
+			<-b.done
+			if err != nil {
+				continue
+			}
+			if err = b.err; err == nil {
+				for _, r := range b.recs {
+					if err = fn(r); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				cancel()
+			}
+		}
+		written <- err
+	}()
+	send := func(b *walkBatch) error {
+		for _, ch := range []chan *walkBatch{ordered, work} {
+			select {
+			case ch <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	cur := &walkBatch{done: make(chan struct{})}
+	err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
+		cur.recs = append(cur.recs, &record{kind: kind, id: p.PublicID, body: bytes.Clone(p.Body)})
+		if len(cur.recs) < decodeBatch {
+			return nil
+		}
+		b := cur
+		cur = &walkBatch{done: make(chan struct{})}
+		return send(b)
+	})
+	if err == nil && len(cur.recs) > 0 {
+		err = send(cur)
+	}
+	close(work)
+	close(ordered)
+	werr := <-written
+	wg.Wait()
+	if werr != nil {
+		return werr // the walk's error is then the cancellation it caused
+	}
+	return err
 }
 
 // AttributionFile is the name of every export's attribution file.
