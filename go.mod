@@ -19,6 +19,7 @@ require (
 	github.com/pb33f/libopenapi-validator v0.14.0
 	github.com/prometheus/client_golang v1.17.0
 	github.com/rickar/cal/v2 v2.1.13
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/superfly/ltx v0.5.2
 	golang.org/x/oauth2 v0.37.0
 	golang.org/x/text v0.43.0
@@ -76,7 +77,6 @@ require (
 	github.com/psanford/sqlite3vfs v0.0.0-20260519004904-f9180fa2acc9 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/ryszard/goskiplist v0.0.0-20150312221310-2dfbae5fcf46 // indirect
-	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2 // indirect
 	github.com/serenize/snaker v0.0.0-20201027110005-a7ad2135616e // indirect
 	github.com/tetratelabs/wazero v1.2.1 // indirect
 	github.com/wasilibs/go-re2 v1.3.0 // indirect

@@ -63,3 +63,11 @@ func DirectoryFolder(data, slug string) string { return filepath.Join(data, Dirs
 
 // DirsPath returns the folder of the directories' folders in the data folder data.
 func DirsPath(data string) string { return filepath.Join(data, DirsFolder) }
+
+// ExportsFolder is the folder, in the data folder of the primary, of the exports: a folder per
+// export, named by its ID, holding its status (export.json) and its files. Nothing in it is
+// replicated to edges.
+const ExportsFolder = "exports"
+
+// ExportsPath returns the exports folder in the data folder data.
+func ExportsPath(data string) string { return filepath.Join(data, ExportsFolder) }

@@ -35,13 +35,16 @@ func dsn(path string, write bool) string {
 		q.Add("_pragma", "query_only(1)")
 		// Readers map the file: a point read of a large directory touches a few pages of a B-tree
 		// that no per-connection cache holds, and mapped pages cost no read call and no copy.
-		q.Add("_pragma", "mmap_size(4294967296)")
+		q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", readerMmapSize))
 		// Up to 32 MiB of parsed pages per reader: the 2 MiB default holds 128 pages, fewer than the
 		// inner pages of a large directory's indexes, so random reads re-parse them every time.
 		q.Add("_pragma", "cache_size(-32768)")
 	}
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
+
+// readerMmapSize is how much of a file each reader maps (see dsn).
+const readerMmapSize = 4 << 30
 
 // pageSize is the page size of new files: 16 KiB pages keep a record's views (1 to 3 KiB each)
 // inline in the WITHOUT ROWID projections table, where 4 KiB pages spill each to an overflow page.

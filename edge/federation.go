@@ -129,15 +129,18 @@ func offeredTiers(settings []string) []string {
 // offers reports whether the service answers method on the route of the OpenAPI document at
 // template (a path with {dir} and other parameters) for directory dir: the document lists it, and the
 // node serves it itself (under the same pattern, not only a wider one: fhir/{type} is not
-// fhir/$export) or forwards what it does not serve to the primary (an edge).
+// fhir/$export) or forwards it to the primary (an edge: what it does not serve, and FHIR operations).
 func (s *Server) offers(method, template, dir string) bool {
 	pattern := method + " " + template
 	r := &http.Request{Method: method, URL: &url.URL{Path: strings.ReplaceAll(template, "{dir}", dir)}, Host: "localhost"}
 	if _, documented := documentedRoutes().Handler(r); documented != pattern {
 		return false
 	}
+	if s.forwards(r) {
+		return true
+	}
 	_, local := s.mux.Handler(r)
-	return local == pattern || s.forward != nil && (local == "" || local == "/")
+	return local == pattern
 }
 
 // documentedRoutes is a mux of the operations of the OpenAPI document, for matching paths against.

@@ -116,8 +116,23 @@ func (s *Server) forwards(r *http.Request) bool {
 	if s.forward == nil || underReplication(r.URL.Path) {
 		return false
 	}
+	if isFHIROperation(r.URL.Path) {
+		return true // FHIR operations ($export and its status) run on the primary
+	}
 	_, pattern := s.mux.Handler(r)
 	return pattern == "/" || pattern == ""
+}
+
+// isFHIROperation reports whether a path is a FHIR operation's under a directory's FHIR base (its
+// segment after fhir starts with $): the read route of a resource type would match it otherwise.
+func isFHIROperation(p string) bool {
+	rest, ok := strings.CutPrefix(p, "/v1/d/")
+	if !ok {
+		return false
+	}
+	_, rest, _ = strings.Cut(rest, "/")
+	op, ok := strings.CutPrefix(rest, "fhir/$")
+	return ok && op != ""
 }
 
 // forwarding sends the requests the node does not serve to the primary, and holds back reads that

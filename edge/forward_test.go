@@ -94,7 +94,9 @@ func TestAnEdgeForwardsWhatItDoesNotServe(t *testing.T) {
 	// request cannot follow the primary's stream.
 	for _, c := range []struct{ method, path string }{
 		{"POST", "/oauth/token"}, {"PUT", "/admin/v1/d/small/records/svc_gp"}, {"POST", "/v1/d/small/webhooks"},
-		{"GET", "/v1/d/small/exports/abc"},
+		{"GET", "/v1/d/small/exports/abc"}, {"GET", "/v1/d/small/fhir/$export"}, {"POST", "/v1/d/small/fhir/$export"},
+		{"GET", "/v1/d/small/fhir/$export-poll/abc"}, {"DELETE", "/v1/d/small/fhir/$export-poll/abc"},
+		{"GET", "/v1/exports/abc/files/services.csv"},
 	} {
 		req, _ := http.NewRequest(c.method, s.URL+c.path, strings.NewReader("{}"))
 		req.Header.Set("Dirsvc-Client-Ip", "203.0.113.9")

@@ -109,6 +109,7 @@ func CapabilityStatement(c Capability) ([]byte, error) {
 		"publisher":      c.Name,
 		"implementation": map[string]string{"description": "Read-only FHIR server of the directory " + c.Name, "url": c.Base},
 		"fhirVersion":    Version, "format": []string{"json", "application/fhir+json"},
+		"instantiates": []string{"http://hl7.org/fhir/uv/bulkdata/CapabilityStatement/bulk-data"},
 		"rest": []map[string]any{{
 			"mode": "server",
 			"documentation": "Read and search of the directory's records, each projected for the caller's tier and narrowing. " +
@@ -116,8 +117,10 @@ func CapabilityStatement(c Capability) ([]byte, error) {
 				"_total=accurate and _elements are supported; Prefer: handling=lenient ignores unknown parameters. " +
 				"A page examines a bounded number of candidates, so a selective search may give pages with fewer " +
 				"entries than _count, or none, and a next link: follow next links until a page has none. Each next " +
-				"link starts after the last candidate its page examined, so the pages end and together give every match once.",
-			"resource": resources,
+				"link starts after the last candidate its page examined, so the pages end and together give every match once. " +
+				"Bulk Data 2.0 system export ($export, partner clients with export:run): _type, _since, _outputFormat ndjson.",
+			"resource":  resources,
+			"operation": []map[string]string{{"name": "export", "definition": "http://hl7.org/fhir/uv/bulkdata/OperationDefinition/export"}},
 		}},
 	}
 	return json.Marshal(cs)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/dirsvc/dirsvc/edge"
+	"github.com/dirsvc/dirsvc/primary/export"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 )
 
@@ -19,7 +20,9 @@ type Server struct {
 	Admin *AdminAPI
 	// Webhooks is the webhook service; nil when the node sends no webhooks.
 	Webhooks *webhook.Service
-	Log      *slog.Logger
+	// Exports is the export service; nil when the node runs no exports.
+	Exports *export.Service
+	Log     *slog.Logger
 }
 
 // Mount registers the primary's routes on its edge server. A weak admin token is refused.
@@ -61,5 +64,16 @@ func (s *Server) routes() {
 		e.Handle("GET /v1/d/{dir}/webhooks/{id}/deliveries", http.HandlerFunc(api.HandleDeliveries))
 		e.Handle("GET /v1/d/{dir}/webhooks/{id}/deliveries/{deliveryId}", http.HandlerFunc(api.HandleDelivery))
 		e.Handle("POST /v1/d/{dir}/webhooks/{id}/deliveries/{deliveryId}/replay", http.HandlerFunc(api.HandleReplay))
+	}
+	if s.Exports != nil {
+		api := &export.API{Service: s.Exports, Token: edge.AccessTokenOf, WriteError: e.WriteError}
+		e.Handle("POST /v1/d/{dir}/exports", http.HandlerFunc(api.HandleCreate))
+		e.Handle("GET /v1/d/{dir}/exports", http.HandlerFunc(api.HandleList))
+		e.Handle("GET /v1/d/{dir}/exports/{id}", http.HandlerFunc(api.HandleGet))
+		e.Handle("GET /v1/exports/{id}/files/{name}", http.HandlerFunc(api.HandleFile))
+		e.Handle("GET /v1/d/{dir}/fhir/$export", http.HandlerFunc(api.HandleBulkKickoff))
+		e.Handle("POST /v1/d/{dir}/fhir/$export", http.HandlerFunc(api.HandleBulkKickoff))
+		e.Handle("GET /v1/d/{dir}/fhir/$export-poll/{id}", http.HandlerFunc(api.HandleBulkStatus))
+		e.Handle("DELETE /v1/d/{dir}/fhir/$export-poll/{id}", http.HandlerFunc(api.HandleBulkCancel))
 	}
 }

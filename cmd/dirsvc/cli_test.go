@@ -597,3 +597,45 @@ func mustAccess(t *testing.T, store *dirdb.Store) *primary.Access {
 	}
 	return a
 }
+
+// TestExportCommand exports the small directory with dirsvc export: the files are in the folder as
+// it lists them, the progress goes to standard error as plain lines (not a terminal), and a folder
+// that is not empty, an unknown format or tier, and an unknown directory are refused.
+func TestExportCommand(t *testing.T) {
+	data := importSmall(t)
+	out := filepath.Join(t.TempDir(), "export")
+	stdout, stderr, err := runCLI(t, "export", "--data", data, "--out", out, "--formats", "csv,json,fhir-ndjson,hsds",
+		"--practitioners", "small")
+	if err != nil {
+		t.Fatalf("export: %v\n%s", err, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^exporting [0-9]+ records$`).MatchString(stderr) ||
+		!regexp.MustCompile(`(?m)^exported [0-9]+ records in `).MatchString(stderr) || strings.Contains(stderr, "\r") {
+		t.Errorf("progress on standard error:\n%s", stderr)
+	}
+	for _, name := range []string{"services.csv", "directory.json", "HealthcareService.ndjson", "hsds_services.json", "ATTRIBUTION.txt"} {
+		if !strings.Contains(stdout, name+"\t") {
+			t.Errorf("the listing lacks %s:\n%s", name, stdout)
+		}
+		if st, err := os.Stat(filepath.Join(out, name)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if parts, _ := filepath.Glob(filepath.Join(out, "*.part")); len(parts) > 0 {
+		t.Errorf("part files left: %v", parts)
+	}
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"export", "--data", data, "--out", out, "small"}, 1}, // not empty
+		{[]string{"export", "--data", data, "--out", t.TempDir(), "--formats", "xlsx", "small"}, 2},
+		{[]string{"export", "--data", data, "--out", t.TempDir(), "--tier", "staff", "small"}, 2},
+		{[]string{"export", "--data", data, "--out", t.TempDir(), "nowhere"}, 1},
+		{[]string{"export", "--data", data, "small"}, 2}, // no --out
+	} {
+		if _, _, err := runCLI(t, c.args...); exitCode(err) != c.want {
+			t.Errorf("dirsvc %v: exit status %d (%v), want %d", c.args, exitCode(err), err, c.want)
+		}
+	}
+}

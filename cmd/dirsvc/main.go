@@ -99,6 +99,7 @@ commands:
   import   load a whole directory from an import file (NDJSON)
   republish publish directories (all, or those named) again from their canonical records, after an upgrade
   gen      write a generated demo directory in the import format
+  export   write an export of a directory (CSV, JSON, FHIR NDJSON, HSDS) into a folder, as a tier reads it
   record   lifecycle operations on one record: update, close, delete, merge, reduce, takedown, restore, show
   clients  partner clients: create, list, grant, ungrant, rotate, revoke, request, requests, approve, refuse
   platform platform operator switches: senior-management SLUG on|off; server-key prints the server key;
@@ -142,6 +143,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.republish(ctx, rest)
 	case "gen":
 		return m.gen(rest)
+	case "export":
+		return m.exportDirectory(ctx, rest)
 	case "record":
 		return m.record(ctx, rest)
 	case "clients":

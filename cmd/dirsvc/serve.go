@@ -21,6 +21,7 @@ import (
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/demo"
+	"github.com/dirsvc/dirsvc/primary/export"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 	"github.com/dirsvc/dirsvc/replicate"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -184,10 +185,19 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if ps.Webhooks, err = webhook.New(hooks); err != nil {
 		return err
 	}
+	if ps.Exports, err = export.New(export.Config{Data: m.Data, Catalog: store, LinkKey: primary.ExportLinkKey(key),
+		BaseURL: cfg.BaseURL, Log: m.Log}); err != nil {
+		return err
+	}
 	if err := ps.Mount(); err != nil {
 		return err
 	}
 	go ps.Webhooks.Run(ctx)
+	// Exports hold a snapshot of a directory while they run: they end before the store closes.
+	exportCtx, stopExports := context.WithCancel(ctx)
+	exportsDone := make(chan struct{})
+	go func() { ps.Exports.Run(exportCtx); close(exportsDone) }()
+	defer func() { stopExports(); <-exportsDone }()
 	go m.pruneChanges(ctx, store)
 	if rep != nil && *repToken != "" {
 		stream, err := replicate.Stream(rep, *repToken, func(ctx context.Context) (*dirsvc.Platform, error) {

@@ -29,6 +29,7 @@ import (
 	"github.com/dirsvc/dirsvc/edge/edgetest"
 	"github.com/dirsvc/dirsvc/fhir"
 	"github.com/dirsvc/dirsvc/primary"
+	"github.com/dirsvc/dirsvc/primary/export"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 )
 
@@ -101,6 +102,8 @@ var goTypes = map[string]any{
 	"WebhookDelivery": dirsvc.Delivery{}, "WebhookDeliveryList": webhook.DeliveryList{}, "WebhookDeliveryDetail": webhook.DeliveryDetail{},
 	"WebhookAttempt": dirsvc.Attempt{}, "WebhookSent": webhook.Sent{}, "WebhookPayloadPreview": webhook.Preview{},
 	"WebhookPreviewItem": webhook.PreviewItem{},
+	"ExportRequest":      dirsvc.ExportRequest{}, "Export": export.Export{}, "ExportFile": export.File{},
+	"ExportList": export.ExportList{}, "BulkManifest": export.Manifest{}, "BulkManifestOutput": export.ManifestOutput{},
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:

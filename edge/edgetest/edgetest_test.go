@@ -62,7 +62,9 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 		"requestToken", "getJWKS", "putRecord", "transitionRecord", "listChanges",
 		"listWebhooks", "createWebhook", "getWebhook", "updateWebhook", "deleteWebhook", "rotateWebhookSecret",
 		"testWebhook", "listWebhookDeliveries", "getWebhookDelivery", "replayWebhookDelivery",
-		"getFHIRCapabilityStatement", "searchFHIR", "readFHIR", "getOwnershipExtension", "getOwnershipCodeSystem"}
+		"getFHIRCapabilityStatement", "searchFHIR", "readFHIR", "getOwnershipExtension", "getOwnershipCodeSystem",
+		"listExports", "createExport", "getExport", "downloadExportFile", "bulkExport", "bulkExportPost",
+		"getBulkExportStatus", "cancelBulkExport"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {

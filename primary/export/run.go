@@ -1,0 +1,472 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// run runs export id, unless another worker runs it or it is no longer queued.
+func (s *Service) run(parent context.Context, id string) {
+	j, err := s.load(id)
+	if err != nil || j.Status != dirsvc.ExportQueued {
+		return
+	}
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	s.mu.Lock()
+	if _, dup := s.cancels[id]; dup {
+		s.mu.Unlock()
+		return
+	}
+	s.cancels[id] = cancel
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.cancels, id)
+		s.mu.Unlock()
+	}()
+	now := s.cfg.Now().UTC()
+	j.Status, j.StartedAt = dirsvc.ExportRunning, &now
+	if err := s.save(j); err != nil {
+		return // cancelled and removed, or the folder is unwritable (logged by the next look)
+	}
+	files, err := s.write(ctx, j)
+	switch {
+	case parent.Err() != nil:
+		// The service stops: the status stays running, and the next start ends it failed.
+		return
+	case ctx.Err() != nil:
+		return // cancelled: its folder is gone
+	case err != nil:
+		removeFiles(s.folder(id))
+		j.Files = []File{}
+		msg := "The export failed: ask for it again."
+		var de *dirsvc.Error
+		if errors.As(err, &de) && de.Code != dirsvc.EInternal {
+			msg = de.Message
+		} else {
+			s.cfg.Log.Error("exports: export failed", "export", id, "directory", j.Directory, "err", err)
+		}
+		s.finish(j, dirsvc.ExportFailed, msg)
+		return
+	}
+	j.Files = files
+	s.finish(j, dirsvc.ExportSucceeded, "")
+}
+
+// progress is how often (in records) a running export's count is saved.
+const progress = 10_000
+
+// Options say what an export writes and as whom it reads.
+type Options struct {
+	// Viewer is who the export reads as: its tier and narrowing.
+	Viewer dirsvc.Viewer
+	// Leaders: organisations' leadership is written (with leadership:read; only when senior
+	// management is on in the directory too). Practitioners: practitioners are written
+	// (practitioners:read: practitioners in bulk, section 5.4).
+	Leaders, Practitioners bool
+	// Formats and Kinds are written (kinds in ExportKinds order); FHIRTypes are the FHIR resource
+	// types written (all when empty).
+	Formats   []string
+	Kinds     []dirsvc.Kind
+	FHIRTypes []string
+	// Since, when set, keeps the records whose view changed after it.
+	Since *time.Time
+	// BaseURL is the service's base address (FHIR canonical URLs).
+	BaseURL string
+	// PartRecords is how many records are written between flushes of a file (default 1000).
+	PartRecords int
+	Now         func() time.Time
+	// Total, when set, is called with the number of records the export will look at (counted in
+	// the snapshot first, which costs a walk of the indexes; with Since fewer are written).
+	Total func(records int64)
+	// Progress, when set, is called with the records written so far every ProgressEvery records;
+	// an error it returns ends the export.
+	Progress func(records int64) error
+}
+
+// ProgressEvery is how often, in records, Options.Progress is called.
+const ProgressEvery = 1000
+
+// Result is what an export wrote.
+type Result struct {
+	Files      []File
+	Records    int64
+	SnapshotAt time.Time
+}
+
+// write writes the files of an export from one snapshot of its directory.
+func (s *Service) write(ctx context.Context, j *job) ([]File, error) {
+	rd, err := s.cfg.Catalog.Reader(ctx, j.Directory)
+	if err != nil {
+		return nil, err
+	}
+	o := Options{Viewer: j.Viewer, Leaders: j.Leaders, Practitioners: j.Practitioners, Formats: formatsOf(j),
+		Kinds: kindsOf(j), FHIRTypes: j.FHIRTypes, Since: j.Request.Since, BaseURL: s.cfg.BaseURL,
+		PartRecords: s.cfg.PartRecords, Now: s.cfg.Now}
+	o.Progress = func(n int64) error {
+		j.Records = n
+		if n%progress == 0 {
+			return s.save(j)
+		}
+		return nil
+	}
+	res, err := Write(ctx, rd, s.folder(j.ID), o)
+	if err != nil {
+		return nil, err
+	}
+	j.Records, j.SnapshotAt = res.Records, &res.SnapshotAt
+	return res.Files, nil
+}
+
+// Write writes an export of the directory rd into the folder dir, from one snapshot, as o says:
+// each file under a temporary name until the whole export is written, then under its own. On an
+// error the files written are removed.
+func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options) (res Result, err error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.PartRecords <= 0 {
+		o.PartRecords = 1000
+	}
+	info, err := rd.Info(ctx)
+	if err != nil {
+		return res, err
+	}
+	sn, ok := rd.(dirsvc.ReadSnapshotter)
+	if !ok {
+		return res, errors.New("the directory reader takes no snapshots")
+	}
+	snap, err := sn.ReadSnapshot(ctx, o.Viewer)
+	if err != nil {
+		return res, err
+	}
+	defer snap.Close()
+	at := o.Now().UTC()
+	res.SnapshotAt = at
+	r := &run{dir: dir, opts: &o, info: info, at: at, parts: o.PartRecords, baseURL: o.BaseURL}
+	readable := newReadability(ctx, snap)
+	var writers []formatWriter
+	defer func() {
+		if err != nil {
+			for _, w := range writers {
+				w.abort()
+			}
+		}
+	}()
+	for _, f := range o.Formats {
+		switch f {
+		case dirsvc.ExportCSV:
+			writers = append(writers, &csvWriter{run: r})
+		case dirsvc.ExportJSON:
+			w, err := newJSONWriter(r)
+			if err != nil {
+				return res, err
+			}
+			writers = append(writers, w)
+		case dirsvc.ExportFHIR:
+			writers = append(writers, newFHIRWriter(r, readable.check))
+		case dirsvc.ExportHSDS:
+			writers = append(writers, newHSDSWriter(r, readable.check))
+		}
+	}
+	if o.Total != nil {
+		var total int64
+		for _, kind := range o.Kinds {
+			if kind == dirsvc.KindPractitioner && !o.Practitioners {
+				continue
+			}
+			n, err := snap.Count(ctx, kind)
+			if err != nil {
+				return res, err
+			}
+			total += n
+		}
+		o.Total(total)
+	}
+	leaders := o.Leaders && info.LeadershipOn()
+	today := dirsvc.Today(at, info.TimeZone)
+	for _, kind := range o.Kinds {
+		if kind == dirsvc.KindPractitioner && !o.Practitioners {
+			continue
+		}
+		for _, w := range writers {
+			if err := w.begin(kind); err != nil {
+				return res, err
+			}
+		}
+		decode := o.Since != nil || slices.ContainsFunc(o.Formats, func(f string) bool { return f != dirsvc.ExportJSON })
+		err := walkDecoded(ctx, snap, kind, decode, func(rec *record) error {
+			if o.Since != nil {
+				h, err := rec.head()
+				if err != nil {
+					return err
+				}
+				if !h.LastUpdated.After(*o.Since) {
+					return nil
+				}
+			}
+			if kind == dirsvc.KindOrganisation && leaders {
+				if err := withLeaders(ctx, snap, rec, today); err != nil {
+					return err
+				}
+			}
+			for _, w := range writers {
+				if err := w.write(ctx, rec); err != nil {
+					return err
+				}
+			}
+			if err := readable.failed(); err != nil {
+				return err
+			}
+			res.Records++
+			if o.Progress != nil && res.Records%ProgressEvery == 0 {
+				return o.Progress(res.Records)
+			}
+			return nil
+		})
+		if err != nil {
+			return res, err
+		}
+		for _, w := range writers {
+			if err := w.end(kind); err != nil {
+				return res, err
+			}
+		}
+	}
+	// The files get their names only now, all of them whole.
+	for _, w := range writers {
+		fs, err := w.commit()
+		if err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, fs...)
+	}
+	att := []byte(attributionText(info, o.Viewer.Audience, at))
+	if err := writeWhole(dir, AttributionFile, att); err != nil {
+		return res, err
+	}
+	res.Files = append(res.Files, File{Name: AttributionFile, Format: "text", Bytes: int64(len(att))})
+	return res, nil
+}
+
+// decodeBatch is how many records go to a decoding worker at a time.
+const decodeBatch = 128
+
+// walkBatch is a batch of records of a walk, decoded by a worker (done is closed then).
+type walkBatch struct {
+	recs []*record
+	done chan struct{}
+	err  error
+}
+
+// walkDecoded walks the records of kind in the snapshot and calls fn with each, in order. When
+// decode is set, the records' views are decoded (the most costly step of every format but JSON) by
+// workers on every core, a bounded number of batches ahead, while fn, which writes the files and
+// makes the snapshot's other reads, runs in one goroutine in walk order.
+func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind, decode bool, fn func(*record) error) error {
+	if !decode || runtime.GOMAXPROCS(0) < 2 {
+		return snap.Walk(ctx, kind, func(p dirsvc.Published) error {
+			return fn(&record{kind: kind, id: p.PublicID, body: p.Body})
+		})
+	}
+	workers := runtime.GOMAXPROCS(0)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	work := make(chan *walkBatch, 2*workers)
+	ordered := make(chan *walkBatch, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range work {
+				for _, r := range b.recs {
+					if _, err := r.decoded(); err != nil {
+						b.err = err
+						break
+					}
+				}
+				close(b.done)
+			}
+		}()
+	}
+	written := make(chan error, 1)
+	go func() {
+		var err error
+		for b := range ordered { // to the end, so that the walk never blocks on a failed write
+			<-b.done
+			if err != nil {
+				continue
+			}
+			if err = b.err; err == nil {
+				for _, r := range b.recs {
+					if err = fn(r); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				cancel()
+			}
+		}
+		written <- err
+	}()
+	send := func(b *walkBatch) error {
+		for _, ch := range []chan *walkBatch{ordered, work} {
+			select {
+			case ch <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	cur := &walkBatch{done: make(chan struct{})}
+	err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
+		cur.recs = append(cur.recs, &record{kind: kind, id: p.PublicID, body: bytes.Clone(p.Body)})
+		if len(cur.recs) < decodeBatch {
+			return nil
+		}
+		b := cur
+		cur = &walkBatch{done: make(chan struct{})}
+		return send(b)
+	})
+	if err == nil && len(cur.recs) > 0 {
+		err = send(cur)
+	}
+	close(work)
+	close(ordered)
+	werr := <-written
+	wg.Wait()
+	if werr != nil {
+		return werr // the walk's error is then the cancellation it caused
+	}
+	return err
+}
+
+// AttributionFile is the name of every export's attribution file.
+const AttributionFile = "ATTRIBUTION.txt"
+
+// withLeaders adds an organisation's current leadership to its record: the member leadership of its
+// view (as the REST brief view shows it) and the leaders for its FHIR Organization.contact.
+func withLeaders(ctx context.Context, snap dirsvc.ReadSnapshot, rec *record, today string) error {
+	rec.leaders = []dirsvc.LeaderView{}
+	p, err := snap.Leadership(ctx, rec.id)
+	if err != nil && !errors.Is(err, dirsvc.ErrNotFound) {
+		return err
+	}
+	if p != nil {
+		var all []dirsvc.LeaderView
+		if err := json.Unmarshal(p.Body, &all); err != nil {
+			return err
+		}
+		for _, l := range all {
+			if l.Current(today) {
+				rec.leaders = append(rec.leaders, l)
+			}
+		}
+	}
+	ls, err := json.Marshal(rec.leaders)
+	if err != nil {
+		return err
+	}
+	body := rec.body
+	for len(body) > 0 && (body[len(body)-1] == '\n' || body[len(body)-1] == ' ') {
+		body = body[:len(body)-1]
+	}
+	if len(body) == 0 || body[len(body)-1] != '}' {
+		return fmt.Errorf("view of %s is not an object", rec.id)
+	}
+	out := make([]byte, 0, len(body)+len(ls)+16)
+	out = append(out, body[:len(body)-1]...)
+	out = append(out, `,"leadership":`...)
+	out = append(out, ls...)
+	rec.body = append(out, '}')
+	return nil
+}
+
+// formatsOf returns the formats of an export, in ExportFormats order.
+func formatsOf(j *job) []string {
+	if j.Bulk {
+		return []string{dirsvc.ExportFHIR}
+	}
+	var out []string
+	for _, f := range dirsvc.ExportFormats {
+		if len(j.Request.Formats) == 0 && f != dirsvc.ExportHSDS || slices.Contains(j.Request.Formats, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// kindsOf returns the kinds an export holds: those asked for, in ExportKinds order, without
+// practitioners for a caller who may not receive them in bulk (section 5.4, rule 3).
+func kindsOf(j *job) []dirsvc.Kind {
+	var out []dirsvc.Kind
+	for _, k := range dirsvc.ExportKinds {
+		if k == dirsvc.KindPractitioner && !j.Practitioners {
+			continue
+		}
+		if len(j.Request.Types) == 0 || slices.Contains(j.Request.Types, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// writeWhole writes a small file under a temporary name, then names it.
+func writeWhole(dir, name string, b []byte) error {
+	tmp := filepath.Join(dir, name+partSuffix)
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return os.Rename(tmp, filepath.Join(dir, name))
+}
+
+// readability answers whether the caller may read a record, from the snapshot, remembering the
+// answers for the records most referred to (bounded, so memory stays flat).
+type readability struct {
+	ctx  context.Context
+	snap dirsvc.ReadSnapshot
+	seen map[string]bool
+	err  error
+}
+
+// maxRemembered bounds the answers a readability keeps (about 10 MB); past it, it forgets them all.
+const maxRemembered = 200_000
+
+func newReadability(ctx context.Context, snap dirsvc.ReadSnapshot) *readability {
+	return &readability{ctx: ctx, snap: snap, seen: map[string]bool{}}
+}
+
+func (r *readability) check(id string) bool {
+	if ok, seen := r.seen[id]; seen {
+		return ok
+	}
+	ok, err := r.snap.Readable(r.ctx, id)
+	if err != nil {
+		if r.err == nil {
+			r.err = err
+		}
+		return false
+	}
+	if len(r.seen) >= maxRemembered {
+		clear(r.seen)
+	}
+	r.seen[id] = ok
+	return ok
+}
+
+func (r *readability) failed() error { return r.err }
