@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
@@ -48,8 +49,11 @@ func newTestServerWith(tb testing.TB, configure func(*edge.Config), files ...[]b
 			tb.Fatal(err)
 		}
 	}
+	// Tests of what the answers hold must not depend on how loaded the machine is: the time budget
+	// of expensive requests is generous here (the admission tests set their own).
 	cfg := edge.Config{Catalog: store, Logger: discardLogger(),
-		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}, Keys: testKeys}
+		AnonymousLimits: edge.Limits{PerMinute: 1 << 30, PerDay: 1 << 30}, Keys: testKeys,
+		Admission: edge.Admission{ExpensiveBudget: time.Minute, ExpensiveWait: time.Minute, PageWait: time.Minute, Wait: 10 * time.Second}}
 	if configure != nil {
 		configure(&cfg)
 	}

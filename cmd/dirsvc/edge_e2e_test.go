@@ -368,10 +368,10 @@ func TestEdgeReadsAreNeverTorn(t *testing.T) {
 	c := startCluster(t)
 	const path = "/v1/d/small/services?organisation=org_harbour&limit=100"
 	var (
-		reads, torn, failed atomic.Int64
-		seen                sync.Map
-		stop                = make(chan struct{})
-		wg                  sync.WaitGroup
+		reads, torn, failed, shed atomic.Int64
+		seen                      sync.Map
+		stop                      = make(chan struct{})
+		wg                        sync.WaitGroup
 	)
 	for range 4 {
 		wg.Add(1)
@@ -385,6 +385,10 @@ func TestEdgeReadsAreNeverTorn(t *testing.T) {
 				}
 				a := get(t, c.edge, path, nil)
 				reads.Add(1)
+				if a.status == http.StatusServiceUnavailable && a.header.Get("Retry-After") != "" {
+					shed.Add(1) // the node's admission under load: an answer, not a torn read
+					continue
+				}
 				if a.status != 200 {
 					failed.Add(1)
 					continue
@@ -421,9 +425,9 @@ func TestEdgeReadsAreNeverTorn(t *testing.T) {
 	wg.Wait()
 	distinct := 0
 	seen.Range(func(any, any) bool { distinct++; return true })
-	t.Logf("%d reads, %d names seen, %d torn, %d failed", reads.Load(), distinct, torn.Load(), failed.Load())
-	if torn.Load() != 0 || failed.Load() != 0 {
-		t.Fatalf("%d torn and %d failed reads of %d\n%s", torn.Load(), failed.Load(), reads.Load(), c.edgeLog)
+	t.Logf("%d reads, %d names seen, %d torn, %d failed, %d shed", reads.Load(), distinct, torn.Load(), failed.Load(), shed.Load())
+	if torn.Load() != 0 || failed.Load() != 0 || shed.Load()*100 > reads.Load() {
+		t.Fatalf("%d torn, %d failed and %d shed reads of %d\n%s", torn.Load(), failed.Load(), shed.Load(), reads.Load(), c.edgeLog)
 	}
 	if distinct < 10 {
 		t.Fatalf("the readers saw only %d of the names written: the edge did not change under them", distinct)
