@@ -9,7 +9,6 @@ package export
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -178,7 +177,7 @@ func (s *Service) save(j *job) error {
 
 // load reads export id's status; ErrNotFound when there is none.
 func (s *Service) load(id string) (*job, error) {
-	if !validID(id) {
+	if !dirsvc.ValidUUID(id) {
 		return nil, dirsvc.ErrNotFound
 	}
 	b, err := os.ReadFile(filepath.Join(s.folder(id), statusFile))
@@ -202,7 +201,7 @@ func (s *Service) all() ([]*job, error) {
 	}
 	var out []*job
 	for _, e := range ents {
-		if !e.IsDir() || !validID(e.Name()) {
+		if !e.IsDir() || !dirsvc.ValidUUID(e.Name()) {
 			continue
 		}
 		j, err := s.load(e.Name())
@@ -220,7 +219,7 @@ func (s *Service) all() ([]*job, error) {
 
 // create records a new export and queues it.
 func (s *Service) create(j *job) error {
-	j.ID = newID()
+	j.ID = dirsvc.NewUUID()
 	j.Status = dirsvc.ExportQueued
 	j.CreatedAt = s.cfg.Now().UTC()
 	j.Files = []File{}
@@ -332,7 +331,7 @@ func (s *Service) prune() {
 		return
 	}
 	for _, e := range ents {
-		if !e.IsDir() || !validID(e.Name()) {
+		if !e.IsDir() || !dirsvc.ValidUUID(e.Name()) {
 			continue
 		}
 		j, err := s.load(e.Name())
@@ -382,31 +381,4 @@ func removeFiles(dir string) {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
-}
-
-// newID returns a random (version 4) UUID.
-func newID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
-// validID reports whether s is a UUID in its canonical lower-case form.
-func validID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return false
-			}
-		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f'):
-			return false
-		}
-	}
-	return true
 }

@@ -75,7 +75,7 @@ func (a *API) caller(r *http.Request, extra ...string) (*dirsvc.AccessToken, err
 // endpoint returns the path's endpoint if it is the caller's; any other answers as missing.
 func (a *API) endpoint(r *http.Request, t *dirsvc.AccessToken) (*dirsvc.WebhookEndpoint, error) {
 	id := r.PathValue("id")
-	if !validID(id) {
+	if !dirsvc.ValidUUID(id) {
 		return nil, dirsvc.ErrNotFound
 	}
 	e, err := a.Service.cfg.Store.Webhook(r.Context(), r.PathValue("dir"), id)
@@ -104,29 +104,11 @@ func (a *API) delivery(r *http.Request) (*dirsvc.WebhookEndpoint, *dirsvc.Delive
 		return nil, nil, err
 	}
 	id := r.PathValue("deliveryId")
-	if !validID(id) {
+	if !dirsvc.ValidUUID(id) {
 		return nil, nil, dirsvc.ErrNotFound
 	}
 	d, err := a.Service.cfg.Store.Delivery(r.Context(), e.Directory, e.ID, id)
 	return e, d, err
-}
-
-// validID reports whether s is a UUID in its canonical lower-case form.
-func validID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return false
-			}
-		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f'):
-			return false
-		}
-	}
-	return true
 }
 
 // readBody decodes a capped JSON body into v, refusing unknown fields.
@@ -242,7 +224,7 @@ func (a *API) HandleCreate(w http.ResponseWriter, r *http.Request) {
 	ctx, dir := r.Context(), r.PathValue("dir")
 	svc := a.Service
 	now := svc.cfg.Now()
-	e := &dirsvc.WebhookEndpoint{ID: newID(), Directory: dir, ClientID: t.ClientID, State: dirsvc.WebhookActive, CreatedAt: now, UpdatedAt: now}
+	e := &dirsvc.WebhookEndpoint{ID: dirsvc.NewUUID(), Directory: dir, ClientID: t.ClientID, State: dirsvc.WebhookActive, CreatedAt: now, UpdatedAt: now}
 	if err := a.apply(ctx, e, s); err != nil {
 		a.WriteError(w, r, err)
 		return
@@ -396,7 +378,7 @@ func (a *API) HandleTest(w http.ResponseWriter, r *http.Request) {
 	svc := a.Service
 	now := svc.cfg.Now()
 	body, _ := json.Marshal(envelope{Type: dirsvc.DeliveryPing, Timestamp: now.UTC(), Data: map[string]string{"endpointId": e.ID, "directory": e.Directory}})
-	d := &dirsvc.Delivery{ID: newID(), Endpoint: e.ID, Kind: dirsvc.DeliveryPing, Status: dirsvc.DeliveryPending, CreatedAt: now, Body: body}
+	d := &dirsvc.Delivery{ID: dirsvc.NewUUID(), Endpoint: e.ID, Kind: dirsvc.DeliveryPing, Status: dirsvc.DeliveryPending, CreatedAt: now, Body: body}
 	if err := svc.cfg.Store.EnqueueDelivery(r.Context(), e.Directory, d); err != nil {
 		a.WriteError(w, r, err)
 		return

@@ -218,7 +218,7 @@ func (w *hookWorld) register(t *testing.T, r *receiver) *dirsvc.WebhookEndpoint 
 	ctx := context.Background()
 	head, _ := w.feed.Head(ctx, "demo")
 	now := w.svc.cfg.Now()
-	e := &dirsvc.WebhookEndpoint{ID: newID(), Directory: "demo", ClientID: w.client, URL: r.URL + "/hook", State: dirsvc.WebhookActive,
+	e := &dirsvc.WebhookEndpoint{ID: dirsvc.NewUUID(), Directory: "demo", ClientID: w.client, URL: r.URL + "/hook", State: dirsvc.WebhookActive,
 		CreatedAt: now, UpdatedAt: now, Position: head}
 	secret := newSecret()
 	e.SealedSecret = w.svc.seal.seal("demo", e.ID, secret)
@@ -369,7 +369,7 @@ func TestRotationSignsWithBothSecretsForADay(t *testing.T) {
 	w := newHookWorld(t, nil)
 	start := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 	w.clock.Store(start.UnixNano())
-	e := &dirsvc.WebhookEndpoint{ID: newID(), Directory: "demo", State: dirsvc.WebhookActive}
+	e := &dirsvc.WebhookEndpoint{ID: dirsvc.NewUUID(), Directory: "demo", State: dirsvc.WebhookActive}
 	oldSecret, newSecretV := newSecret(), newSecret()
 	e.SealedPrevious, e.PreviousUntil = w.svc.seal.seal("demo", e.ID, oldSecret), start.Add(RotationOverlap)
 	e.SealedSecret = w.svc.seal.seal("demo", e.ID, newSecretV)

@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -324,7 +323,7 @@ func (s *Service) nextMessage(ctx context.Context, e *dirsvc.WebhookEndpoint) (b
 	if err != nil {
 		return false, err
 	}
-	d := &dirsvc.Delivery{ID: newID(), Endpoint: e.ID, Kind: dirsvc.DeliveryChanges, Status: dirsvc.DeliveryPending,
+	d := &dirsvc.Delivery{ID: dirsvc.NewUUID(), Endpoint: e.ID, Kind: dirsvc.DeliveryChanges, Status: dirsvc.DeliveryPending,
 		CreatedAt: now, Items: len(page.Items), From: e.Position, To: page.Position, Body: body}
 	return true, ignoreConflict(s.cfg.Store.EnqueueDelivery(ctx, e.Directory, d))
 }
@@ -453,13 +452,4 @@ func (s *Service) prune(ctx context.Context, dirs []string) {
 			s.cfg.Log.Error("webhooks: prune the delivery log", "directory", dir, "err", err)
 		}
 	}
-}
-
-// newID returns a random (version 4) UUID.
-func newID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
