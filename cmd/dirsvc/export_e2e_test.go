@@ -156,4 +156,21 @@ func TestAPrimaryKilledDuringAnExportEndsItFailed(t *testing.T) {
 			t.Errorf("download %s: %d, %d bytes of %d", f.Name, resp.StatusCode, len(b), len(onDisk))
 		}
 	}
+	// Once its client is revoked, the export's links no longer serve it, however fresh they are.
+	if out, err := exec.Command(bin, "clients", "revoke", id, "--data", data).CombinedOutput(); err != nil {
+		t.Fatalf("revoke: %v\n%s", err, out)
+	}
+	u, err := url.Parse(e.Files[0].URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + addr + u.RequestURI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a link of a revoked client's export: %d %s", resp.StatusCode, b)
+	}
 }

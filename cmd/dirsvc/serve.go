@@ -186,7 +186,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		return err
 	}
 	if ps.Exports, err = export.New(export.Config{Data: m.Data, Catalog: store, LinkKey: primary.ExportLinkKey(key),
-		BaseURL: cfg.BaseURL, Log: m.Log}); err != nil {
+		BaseURL: cfg.BaseURL, Log: m.Log, Clients: store}); err != nil {
 		return err
 	}
 	if err := ps.Mount(); err != nil {

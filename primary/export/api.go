@@ -268,6 +268,13 @@ func (a *API) HandleFile(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
+	if err := a.Service.granted(r.Context(), j); errors.Is(err, errAccessChanged) {
+		a.WriteError(w, r, errLink)
+		return
+	} else if err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
 	f, err := os.Open(filepath.Join(a.Service.folder(id), name))
 	if errors.Is(err, os.ErrNotExist) {
 		a.WriteError(w, r, errGone)

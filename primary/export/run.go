@@ -108,6 +108,9 @@ type Result struct {
 
 // write writes the files of an export from one snapshot of its directory.
 func (s *Service) write(ctx context.Context, j *job) ([]File, error) {
+	if err := s.granted(ctx, j); err != nil {
+		return nil, err
+	}
 	rd, err := s.cfg.Catalog.Reader(ctx, j.Directory)
 	if err != nil {
 		return nil, err

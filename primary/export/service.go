@@ -53,6 +53,11 @@ type Config struct {
 	Workers int
 	// PartRecords is how many records are written between flushes of a file (default 1000).
 	PartRecords int
+	// Clients, when set, is asked again for an export's client as the export starts and at every
+	// download: an export whose client was revoked, lost its grant or export:run, or whose grant now
+	// shows it less than the export was asked as, fails, and its links answer 403. Nil (an operator's
+	// export on the command line) asks no one.
+	Clients dirsvc.ClientStore
 }
 
 // Service runs exports and serves their API.
@@ -381,4 +386,34 @@ func removeFiles(dir string) {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
+}
+
+// errAccessChanged ends an export, or refuses a link to its files, once its client may no longer
+// have it (see Config.Clients).
+var errAccessChanged = dirsvc.Errorf(dirsvc.EForbiddenScope,
+	"The client's access to the directory changed since the export was asked for: ask for it again.")
+
+// granted checks that an export's client may still have it, as its grant stands now.
+func (s *Service) granted(ctx context.Context, j *job) error {
+	if s.cfg.Clients == nil || j.ClientID == "" {
+		return nil
+	}
+	c, _, err := s.cfg.Clients.Client(ctx, j.ClientID)
+	if errors.Is(err, dirsvc.ErrNotFound) {
+		return errAccessChanged
+	} else if err != nil {
+		return err
+	}
+	g := c.Grant(j.Directory)
+	if c.Revoked || g == nil || !slices.Contains(g.Scopes, dirsvc.ScopeExportRun) ||
+		j.Practitioners && !slices.Contains(g.Scopes, dirsvc.ScopePractitionersRead) ||
+		j.Leaders && !slices.Contains(g.Scopes, dirsvc.ScopeLeadershipRead) ||
+		g.Tier != j.Viewer.Audience || !sameNarrowing(g.Narrowing, j.Viewer.Narrowing) {
+		return errAccessChanged
+	}
+	return nil
+}
+
+func sameNarrowing(a, b dirsvc.Narrowing) bool {
+	return slices.Equal(a.Areas, b.Areas) && slices.Equal(a.Categories, b.Categories) && slices.Equal(a.Kinds, b.Kinds)
 }
