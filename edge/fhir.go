@@ -160,7 +160,7 @@ func (s *Server) handleFHIRRead(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	for name := range q {
 		if !fhirReadParams[name] {
-			s.fhirError(w, r, dirsvc.InvalidParam(name, "%s is not a parameter of a read (it takes _format and _elements)", clip(name)))
+			s.fhirError(w, r, dirsvc.InvalidParam(name, "%s is not a parameter of a read (it takes _format and _elements)", ClipName(name)))
 			return
 		}
 	}
@@ -405,7 +405,7 @@ func (s *Server) handleFHIRMetadata(w http.ResponseWriter, r *http.Request) {
 	}
 	for name := range r.URL.Query() {
 		if name != "_format" && name != "mode" {
-			s.fhirError(w, r, dirsvc.InvalidParam(name, "%s is not a parameter of metadata", clip(name)))
+			s.fhirError(w, r, dirsvc.InvalidParam(name, "%s is not a parameter of metadata", ClipName(name)))
 			return
 		}
 	}

@@ -57,11 +57,11 @@ func readQuery(r *http.Request, accepts ...param) (query, error) {
 		rawName, rawValue, _ := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(rawName)
 		if err != nil || strings.Contains(rawName, ";") {
-			return nil, dirsvc.InvalidParam(clip(rawName), "%.40q is not a query parameter in form encoding", rawName)
+			return nil, dirsvc.InvalidParam(ClipName(rawName), "%.40q is not a query parameter in form encoding", rawName)
 		}
 		value, err := url.QueryUnescape(rawValue)
 		if err != nil || strings.Contains(rawValue, ";") {
-			return nil, dirsvc.InvalidParam(clip(name), "the value of %.40s is not in form encoding", name)
+			return nil, dirsvc.InvalidParam(ClipName(name), "the value of %.40s is not in form encoding", name)
 		}
 		i := slices.IndexFunc(accepts, func(p param) bool { return p.name == name })
 		switch {
@@ -81,17 +81,17 @@ func unknownParam(name string, accepts []param) error {
 		return dirsvc.InvalidParam("", "the query holds a value without a parameter name")
 	}
 	if len(accepts) == 0 {
-		return dirsvc.InvalidParam(clip(name), "%.40s is not a parameter of this endpoint, which takes none", name)
+		return dirsvc.InvalidParam(ClipName(name), "%.40s is not a parameter of this endpoint, which takes none", name)
 	}
 	names := make([]string, len(accepts))
 	for i, p := range accepts {
 		names[i] = p.name
 	}
-	return dirsvc.InvalidParam(clip(name), "%.40s is not a parameter of this endpoint, which takes %s", name, strings.Join(names, ", "))
+	return dirsvc.InvalidParam(ClipName(name), "%.40s is not a parameter of this endpoint, which takes %s", name, strings.Join(names, ", "))
 }
 
-// clip shortens a name a client sent to what a problem repeats of it.
-func clip(name string) string {
+// ClipName shortens a name a client sent to what a problem repeats of it (valid UTF-8 kept).
+func ClipName(name string) string {
 	if len(name) > maxParamName {
 		return strings.ToValidUTF8(name[:maxParamName], "")
 	}

@@ -140,8 +140,9 @@ func TestAPrimaryKilledDuringAnExportEndsItFailed(t *testing.T) {
 		t.Fatalf("the next export: %s %s", e.Status, e.Error)
 	}
 	t.Logf("%s: exported %d records", time.Now().Format(time.StampMilli), e.Records)
-	for _, f := range e.Files {
-		u, err := url.Parse(f.URL)
+	download := func(link string) (int, []byte) { // through the link alone, no token
+		t.Helper()
+		u, err := url.Parse(link)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,28 +150,22 @@ func TestAPrimaryKilledDuringAnExportEndsItFailed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		return resp.StatusCode, b
+	}
+	for _, f := range e.Files {
+		status, b := download(f.URL)
 		onDisk, _ := os.ReadFile(filepath.Join(dirsvc.ExportsPath(data), exp, f.Name))
-		if resp.StatusCode != http.StatusOK || !bytes.Equal(b, onDisk) || len(b) == 0 {
-			t.Errorf("download %s: %d, %d bytes of %d", f.Name, resp.StatusCode, len(b), len(onDisk))
+		if status != http.StatusOK || !bytes.Equal(b, onDisk) || len(b) == 0 {
+			t.Errorf("download %s: %d, %d bytes of %d", f.Name, status, len(b), len(onDisk))
 		}
 	}
 	// Once its client is revoked, the export's links no longer serve it, however fresh they are.
 	if out, err := exec.Command(bin, "clients", "revoke", id, "--data", data).CombinedOutput(); err != nil {
 		t.Fatalf("revoke: %v\n%s", err, out)
 	}
-	u, err := url.Parse(e.Files[0].URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Get("http://" + addr + u.RequestURI())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusForbidden {
-		t.Errorf("a link of a revoked client's export: %d %s", resp.StatusCode, b)
+	if status, b := download(e.Files[0].URL); status != http.StatusForbidden {
+		t.Errorf("a link of a revoked client's export: %d %s", status, b)
 	}
 }

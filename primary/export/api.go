@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
 )
 
 // The export routes (section 4.5), served on the primary (edges forward them). Requesting, listing
@@ -126,7 +127,7 @@ func readRequest(w http.ResponseWriter, r *http.Request) (dirsvc.ExportRequest, 
 		}
 		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 			name = strings.Trim(name, `"`)
-			return req, dirsvc.InvalidParam(name, "%q is not a field of an export request (formats, types, since)", clipped(name))
+			return req, dirsvc.InvalidParam(edge.ClipName(name), "%q is not a field of an export request (formats, types, since)", edge.ClipName(name))
 		}
 		if strings.Contains(err.Error(), "parsing time") {
 			return req, dirsvc.InvalidParam("since", "since must be a date-time such as 2026-01-31T00:00:00Z")
@@ -153,14 +154,6 @@ func readRequest(w http.ResponseWriter, r *http.Request) (dirsvc.ExportRequest, 
 		}
 	}
 	return req, nil
-}
-
-// clipped shortens a name echoed in an answer.
-func clipped(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
 }
 
 // HandleCreate starts an export of the path's directory (POST /v1/d/{dir}/exports).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/fhir"
 )
 
@@ -71,7 +72,7 @@ func bulkParams(w http.ResponseWriter, r *http.Request) (types []string, since *
 				}
 			}
 		default:
-			return nil, nil, dirsvc.InvalidParam(k, "%s is not a parameter of $export here (it takes _type, _since and _outputFormat)", clipped(k))
+			return nil, nil, dirsvc.InvalidParam(edge.ClipName(k), "%s is not a parameter of $export here (it takes _type, _since and _outputFormat)", edge.ClipName(k))
 		}
 	}
 	slices.SortFunc(types, func(a, b string) int { return slices.Index(fhir.Types, a) - slices.Index(fhir.Types, b) })
@@ -106,7 +107,7 @@ func parametersBody(w http.ResponseWriter, r *http.Request) (map[string][]string
 		case pr.ValueInstant != nil:
 			vals[pr.Name] = append(vals[pr.Name], *pr.ValueInstant)
 		default:
-			return nil, dirsvc.InvalidParam(pr.Name, "parameter %s carries no valueString or valueInstant", clipped(pr.Name))
+			return nil, dirsvc.InvalidParam(edge.ClipName(pr.Name), "parameter %s carries no valueString or valueInstant", edge.ClipName(pr.Name))
 		}
 	}
 	return vals, nil
