@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,6 +26,8 @@ import (
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/demo"
 	"github.com/dirsvc/dirsvc/primary/export"
+	"github.com/dirsvc/dirsvc/replicate"
+	"github.com/dirsvc/dirsvc/replicate/s3test"
 )
 
 // exportServer is the test server with the primary's export routes and service, on a clock the
@@ -37,6 +40,12 @@ type exportServer struct {
 
 func newExportServer(t *testing.T, files ...[]byte) *exportServer {
 	t.Helper()
+	return newExportServerWith(t, nil, files...)
+}
+
+// newExportServerWith is newExportServer whose exports keep their files in store too.
+func newExportServerWith(t *testing.T, store export.Store, files ...[]byte) *exportServer {
+	t.Helper()
 	s := &exportServer{testServer: newTestServer(t, files...)}
 	ctx := context.Background()
 	key := make([]byte, primary.ServerKeySize)
@@ -46,7 +55,7 @@ func newExportServer(t *testing.T, files ...[]byte) *exportServer {
 		t.Fatal(err)
 	}
 	s.exports, err = export.New(export.Config{Data: s.store.Root(), Catalog: s.store, LinkKey: primary.ExportLinkKey(key),
-		BaseURL: edge.DefaultBaseURL, Log: discardLogger(), PartRecords: 7,
+		BaseURL: edge.DefaultBaseURL, Log: discardLogger(), PartRecords: 7, Store: store,
 		Now: func() time.Time { return time.Now().Add(time.Duration(s.skew.Load())) }})
 	if err != nil {
 		t.Fatal(err)
@@ -505,7 +514,7 @@ func TestExportLinksAreSignedAndExpire(t *testing.T) {
 	}
 	// Past the retention the export is removed, with its files.
 	s.skew.Store(int64(export.Retention + time.Hour))
-	s.exports.Prune()
+	s.exports.Prune(context.Background())
 	if r := s.getAs(t, tok, "/v1/d/demo/exports/"+a.ID); r.status != http.StatusNotFound {
 		t.Errorf("an export past its retention: %d", r.status)
 	}
@@ -660,4 +669,100 @@ func TestHSDSExportValidates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// bucketStore is a bucket's exports prefix as the primary keeps exports in it.
+type bucketStore struct{ *replicate.Blobs }
+
+func (b bucketStore) Open(ctx context.Context, name string) (export.Blob, error) {
+	bl, err := b.Blobs.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return bl, nil
+}
+
+// TestExportsKeepTheirFilesInObjectStorage runs exports with object storage configured: a
+// succeeded export's files and status are in the bucket; a node that lost the export's folder
+// answers the export and serves its files from the bucket; past the retention the bucket holds
+// nothing of it; and a bucket that does not answer fails the export, leaving no file behind.
+func TestExportsKeepTheirFilesInObjectStorage(t *testing.T) {
+	ctx := context.Background()
+	fs := s3test.New(t)
+	target := replicate.Target{S3: &replicate.S3{Endpoint: fs.URL, Bucket: s3test.BucketName, Path: "dirsvc", Region: "us-east-1",
+		ForcePathStyle: true}, StorageTimeout: 10 * time.Second}
+	blobs, err := target.Blobs(ctx, replicate.ExportsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newExportServerWith(t, bucketStore{blobs}, demoFiles(t)["demo"])
+	tok := token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "graph:read export:run"})
+	e := s.runExport(t, tok, `{"formats":["csv","json"],"types":["organisation","location"]}`)
+	if e.Status != dirsvc.ExportSucceeded {
+		t.Fatalf("the export: %s %s", e.Status, e.Error)
+	}
+	local := s.files(t, e)
+	stored := func() []string {
+		var keys []string
+		for _, k := range fs.Keys(t) {
+			if strings.HasPrefix(k, "dirsvc/exports/"+e.ID+"/") {
+				keys = append(keys, strings.TrimPrefix(k, "dirsvc/exports/"+e.ID+"/"))
+			}
+		}
+		return keys
+	}
+	want := []string{"export.json"}
+	for _, f := range e.Files {
+		want = append(want, f.Name)
+	}
+	if got := stored(); !sameSet(got, want) {
+		t.Errorf("the bucket holds %v of the export, want %v", got, want)
+	}
+
+	// The node loses the export's folder (a primary restored from the bucket has none).
+	if err := os.RemoveAll(filepath.Join(dirsvc.ExportsPath(s.store.Root()), e.ID)); err != nil {
+		t.Fatal(err)
+	}
+	r := s.getAs(t, tok, "/v1/d/demo/exports/"+e.ID)
+	var again export.Export
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &again) != nil || again.Status != dirsvc.ExportSucceeded {
+		t.Fatalf("the export without its folder: %d %s", r.status, r.body)
+	}
+	if other := s.getAs(t, token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "graph:read export:run", client: "dirp_other"}),
+		"/v1/d/demo/exports/"+e.ID); other.status != http.StatusNotFound {
+		t.Errorf("another client reads the export from the bucket: %d", other.status)
+	}
+	if fromBucket := s.files(t, again); !maps.EqualFunc(fromBucket, local, bytes.Equal) {
+		t.Error("the files served from the bucket differ from the ones the export wrote")
+	}
+
+	// Past the retention the bucket holds nothing of it.
+	s.skew.Store(int64(export.Retention + time.Hour))
+	s.exports.Prune(ctx)
+	if got := stored(); len(got) > 0 {
+		t.Errorf("past its retention the bucket still holds %v of the export", got)
+	}
+	s.skew.Store(0)
+
+	// A bucket that does not answer fails the export: nothing is served as done.
+	fs.Set(s3test.Down)
+	failed := s.runExport(t, tok, `{"formats":["csv"],"types":["organisation"]}`)
+	fs.Set(s3test.Up)
+	if failed.Status != dirsvc.ExportFailed || !strings.Contains(failed.Error, "Object storage") || len(failed.Files) != 0 {
+		t.Errorf("an export with the bucket down: %s %q, %d files", failed.Status, failed.Error, len(failed.Files))
+	}
+	left, _ := os.ReadDir(filepath.Join(dirsvc.ExportsPath(s.store.Root()), failed.ID))
+	for _, f := range left {
+		if f.Name() != "export.json" {
+			t.Errorf("the failed export's folder keeps %s", f.Name())
+		}
+	}
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

@@ -108,8 +108,7 @@ func (o *objects) get(ctx context.Context, rel string, limit int64) ([]byte, err
 	ctx, cancel := context.WithTimeoutCause(ctx, o.timeout, errStalled)
 	defer cancel()
 	out, err := o.c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(o.bucket.Bucket), Key: aws.String(o.bucket.key(rel))})
-	var api smithy.APIError
-	if errors.As(err, &api) && (api.ErrorCode() == "NoSuchKey" || api.ErrorCode() == "NotFound") {
+	if missing(err) {
 		return nil, os.ErrNotExist
 	} else if err != nil {
 		return nil, fmt.Errorf("get %s: %w", o.bucket.key(rel), o.wrap(ctx, err))

@@ -104,6 +104,14 @@ func TestNothingEdgeCredentialsReachInTheBucketHoldsSecrets(t *testing.T) {
 	ctx := context.Background()
 	fs, bucket, mac, _ := bucketOfSmall(t)
 	scan := secretScan(mac)
+	// An export's file, as a primary keeps it beside the replicated files: a partner tier's view.
+	exports, err := bucket.Blobs(ctx, replicate.ExportsPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := exports.Put(ctx, "e1/services.csv", strings.NewReader("id\n"), 3, "text/csv"); err != nil {
+		t.Fatal(err)
+	}
 	edge := s3As(fs, edgeKey, edgeSecret)
 	var fetched bytes.Buffer // every byte the edge's credentials reach
 
@@ -129,7 +137,7 @@ func TestNothingEdgeCredentialsReachInTheBucketHoldsSecrets(t *testing.T) {
 			t.Errorf("the edge's credentials get %s", key)
 		}
 	}
-	for _, prefix := range []string{"dirsvc/platform/", "dirsvc/dirs/small/ops/"} {
+	for _, prefix := range []string{"dirsvc/platform/", "dirsvc/dirs/small/ops/", "dirsvc/exports/"} {
 		n := 0
 		for key := range denied {
 			if strings.HasPrefix(key, prefix) {
@@ -148,7 +156,7 @@ func TestNothingEdgeCredentialsReachInTheBucketHoldsSecrets(t *testing.T) {
 		prefix string
 		allow  bool
 	}{{"", false}, {"dirsvc/", false}, {"dirsvc/platform/", false}, {"dirsvc/dirs/small/ops/", false},
-		{"dirsvc/dirs/", false}, {"dirsvc/dirs/small/directory/", true}, {"dirsvc/dirs/small/directory/0000/", true}} {
+		{"dirsvc/dirs/", false}, {"dirsvc/exports/", false}, {"dirsvc/dirs/small/directory/", true}, {"dirsvc/dirs/small/directory/0000/", true}} {
 		out, err := edge.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String(s3test.BucketName), Prefix: aws.String(c.prefix)})
 		switch {
 		case c.allow && err != nil, !c.allow && !accessDenied(err):

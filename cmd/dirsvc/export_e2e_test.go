@@ -28,12 +28,18 @@ type exportAnswer struct {
 	Files             []struct{ Name, URL string }
 }
 
-// pollExport reads an export until done says it may stop (bounded: two minutes).
+// pollExport reads an export of the demo directory until done says it may stop.
 func pollExport(t *testing.T, c *http.Client, addr, id string, done func(e exportAnswer) bool) exportAnswer {
+	t.Helper()
+	return pollExportIn(t, c, addr, "demo", id, done)
+}
+
+// pollExportIn reads an export of directory dir until done says it may stop (bounded: two minutes).
+func pollExportIn(t *testing.T, c *http.Client, addr, dir, id string, done func(e exportAnswer) bool) exportAnswer {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		resp, err := c.Get("http://" + addr + "/v1/d/demo/exports/" + id)
+		resp, err := c.Get("http://" + addr + "/v1/d/" + dir + "/exports/" + id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -185,8 +185,16 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if ps.Webhooks, err = webhook.New(hooks); err != nil {
 		return err
 	}
-	if ps.Exports, err = export.New(export.Config{Data: m.Data, Catalog: store, LinkKey: primary.ExportLinkKey(key),
-		BaseURL: cfg.BaseURL, Log: m.Log, Clients: store}); err != nil {
+	exports := export.Config{Data: m.Data, Catalog: store, LinkKey: primary.ExportLinkKey(key),
+		BaseURL: cfg.BaseURL, Log: m.Log, Clients: store}
+	if target.S3 != nil {
+		blobs, err := target.Blobs(ctx, replicate.ExportsPrefix)
+		if err != nil {
+			return err
+		}
+		exports.Store = exportStore{blobs}
+	}
+	if ps.Exports, err = export.New(exports); err != nil {
 		return err
 	}
 	if err := ps.Mount(); err != nil {
@@ -648,4 +656,15 @@ func checkSecretFlag(name, v string) error {
 func streamUnauthorized(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	http.Error(w, "the replication token is missing or wrong", http.StatusUnauthorized)
+}
+
+// exportStore keeps exports' files in the bucket the primary replicates to.
+type exportStore struct{ *replicate.Blobs }
+
+func (s exportStore) Open(ctx context.Context, name string) (export.Blob, error) {
+	b, err := s.Blobs.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }

@@ -70,7 +70,7 @@ func (a *API) start(r *http.Request, j *job) error {
 
 // owned returns the path's export if it is the caller's; any other answers as missing.
 func (a *API) owned(r *http.Request, t *dirsvc.AccessToken) (*job, error) {
-	j, err := a.Service.load(r.PathValue("id"))
+	j, err := a.Service.find(r.Context(), r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}
@@ -231,6 +231,14 @@ var errLink = dirsvc.Errorf(dirsvc.EForbiddenScope, "The download link is invali
 // errGone is the answer to a link to a file that is no longer kept.
 var errGone = &dirsvc.Error{Code: dirsvc.ENotFound, Message: "The file is no longer available."}
 
+// contentType returns the media type of a file of an export.
+func contentType(name string) string {
+	if ct := contentTypes[filepath.Ext(name)]; ct != "" {
+		return ct
+	}
+	return "application/octet-stream"
+}
+
 // contentTypes are the media types of the files, by their names' endings.
 var contentTypes = map[string]string{
 	".csv": "text/csv; charset=utf-8", ".json": "application/json", ".ndjson": "application/fhir+ndjson",
@@ -253,7 +261,7 @@ func (a *API) HandleFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Signed by the service: the name is one of the export's files.
-	j, err := a.Service.load(id)
+	j, err := a.Service.find(r.Context(), id)
 	if errors.Is(err, dirsvc.ErrNotFound) || err == nil && (j.Status != dirsvc.ExportSucceeded || !hasFile(j, name)) {
 		a.WriteError(w, r, errGone)
 		return
@@ -268,7 +276,7 @@ func (a *API) HandleFile(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	f, err := os.Open(filepath.Join(a.Service.folder(id), name))
+	f, err := a.Service.openFile(r.Context(), id, name)
 	if errors.Is(err, os.ErrNotExist) {
 		a.WriteError(w, r, errGone)
 		return
@@ -277,21 +285,12 @@ func (a *API) HandleFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		a.WriteError(w, r, err)
-		return
-	}
-	ct := contentTypes[filepath.Ext(name)]
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
 	h := w.Header()
-	h.Set("Content-Type", ct)
+	h.Set("Content-Type", contentType(name))
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	http.ServeContent(w, r, name, st.ModTime(), f)
+	http.ServeContent(w, r, name, f.ModTime(), f)
 }
 
 // hasFile reports whether name is one of an export's files.

@@ -235,7 +235,7 @@ func (a *API) HandleBulkCancel(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	if err := a.Service.cancel(j.ID); err != nil {
+	if err := a.Service.cancel(r.Context(), j.ID); err != nil {
 		a.WriteError(w, r, err)
 		return
 	}

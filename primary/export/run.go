@@ -62,7 +62,28 @@ func (s *Service) run(parent context.Context, id string) {
 		return
 	}
 	j.Files = files
-	s.finish(j, dirsvc.ExportSucceeded, "")
+	if s.cfg.Store == nil {
+		s.finish(j, dirsvc.ExportSucceeded, "")
+		return
+	}
+	// Succeeded once the bucket holds the files, and the status that says so.
+	s.settle(j, dirsvc.ExportSucceeded, "")
+	if err := s.store(ctx, j); err != nil {
+		if parent.Err() != nil {
+			return // as above: the next start ends it failed, and pruning clears the bucket
+		}
+		s.cfg.Log.Error("exports: copy an export to object storage", "export", id, "directory", j.Directory, "err", err)
+		if err := s.unstore(ctx, id); err != nil {
+			s.cfg.Log.Error("exports: remove a failed export from object storage", "export", id, "err", err)
+		}
+		removeFiles(s.folder(id))
+		j.Files = []File{}
+		s.finish(j, dirsvc.ExportFailed, "Object storage did not take the export's files: ask for it again.")
+		return
+	}
+	if err := s.save(j); err != nil {
+		s.cfg.Log.Error("exports: save", "export", j.ID, "err", err)
+	}
 }
 
 // progress is how often (in records) a running export's count is saved.

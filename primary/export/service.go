@@ -58,6 +58,8 @@ type Config struct {
 	// shows it less than the export was asked as, fails, and its links answer 403. Nil (an operator's
 	// export on the command line) asks no one.
 	Clients dirsvc.ClientStore
+	// Store, when set, keeps exports' files in object storage too (see Store).
+	Store Store
 }
 
 // Service runs exports and serves their API.
@@ -198,6 +200,16 @@ func (s *Service) load(id string) (*job, error) {
 	return &j, nil
 }
 
+// find reads export id's status from the node's folder, or from object storage when the node does
+// not hold the export (see Store); ErrNotFound when neither does.
+func (s *Service) find(ctx context.Context, id string) (*job, error) {
+	j, err := s.load(id)
+	if errors.Is(err, dirsvc.ErrNotFound) && dirsvc.ValidUUID(id) {
+		return s.loadStored(ctx, id)
+	}
+	return j, err
+}
+
 // all returns every export on the node, newest first.
 func (s *Service) all() ([]*job, error) {
 	ents, err := os.ReadDir(s.root)
@@ -277,7 +289,7 @@ func (s *Service) Run(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		s.prune()
+		s.prune(ctx)
 		s.requeue()
 		select {
 		case <-ctx.Done():
@@ -327,8 +339,9 @@ func (s *Service) requeue() {
 	}
 }
 
-// prune removes the exports past their retention, and those that never got a status.
-func (s *Service) prune() {
+// prune removes the exports past their retention, and those that never got a status, from the
+// node's folder and from object storage.
+func (s *Service) prune(ctx context.Context) {
 	now := s.cfg.Now()
 	ents, err := os.ReadDir(s.root)
 	if err != nil {
@@ -347,33 +360,48 @@ func (s *Service) prune() {
 			}
 		case err != nil:
 		case j.ExpiresAt != nil && now.After(*j.ExpiresAt):
+			// From the bucket first: a folder removed while its blobs stay is pruned from the
+			// bucket by pruneStored, but not the other way round.
+			if err := s.unstore(ctx, j.ID); err != nil {
+				s.cfg.Log.Error("exports: remove an expired export from object storage", "export", j.ID, "err", err)
+				continue
+			}
 			if err := os.RemoveAll(s.folder(j.ID)); err != nil {
 				s.cfg.Log.Error("exports: remove an expired export", "export", j.ID, "err", err)
 			}
 		}
 	}
+	s.pruneStored(ctx)
 }
 
 // Prune removes the exports past their retention now (Run does it every hour).
-func (s *Service) Prune() { s.prune() }
+func (s *Service) Prune(ctx context.Context) { s.prune(ctx) }
 
-// finish ends a job in state st and saves it.
-func (s *Service) finish(j *job, st, msg string) {
+// settle ends a job in state st (its status not saved).
+func (s *Service) settle(j *job, st, msg string) {
 	now := s.cfg.Now().UTC()
 	exp := now.Add(Retention)
 	j.Status, j.Error, j.FinishedAt, j.ExpiresAt = st, msg, &now, &exp
+}
+
+// finish ends a job in state st and saves it.
+func (s *Service) finish(j *job, st, msg string) {
+	s.settle(j, st, msg)
 	if err := s.save(j); err != nil {
 		s.cfg.Log.Error("exports: save", "export", j.ID, "err", err)
 	}
 }
 
-// cancel stops export id if it runs, and removes it.
-func (s *Service) cancel(id string) error {
+// cancel stops export id if it runs, and removes it, from object storage too.
+func (s *Service) cancel(ctx context.Context, id string) error {
 	s.mu.Lock()
 	stop := s.cancels[id]
 	s.mu.Unlock()
 	if stop != nil {
 		stop()
+	}
+	if err := s.unstore(ctx, id); err != nil {
+		return err
 	}
 	return os.RemoveAll(s.folder(id))
 }
