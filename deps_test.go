@@ -53,6 +53,7 @@ var moduleHomes = map[string]string{
 	"github.com/rickar/cal":                 "edge",
 	"github.com/pb33f/":                     "edge/edgetest",
 	"golang.org/x/text/":                    "fhir",
+	"github.com/go-json-experiment/json":    "fhir",
 	// Only tests use it: they validate the HSDS export against the HSDS 3.0 schemas.
 	"github.com/santhosh-tekuri/jsonschema/": "edge",
 }

@@ -19,6 +19,15 @@ type record struct {
 	// leaders, for an organisation, are its current leaders when the caller receives them.
 	leaders []dirsvc.LeaderView
 	view    any // decoded on first use
+	// fhir holds the record's FHIR resources once a worker mapped them (prepared is then set).
+	fhir     []fhirOut
+	prepared bool
+}
+
+// fhirOut is a resource of a record and the type of the file it goes to.
+type fhirOut struct {
+	t   string
+	res *fhir.Resource
 }
 
 // decoded returns the record's view decoded.
@@ -186,6 +195,24 @@ func (w *fhirWriter) begin(dirsvc.Kind) error { return nil }
 func (w *fhirWriter) end(dirsvc.Kind) error   { return nil }
 
 func (w *fhirWriter) write(_ context.Context, r *record) error {
+	if !r.prepared {
+		if err := w.prepare(r); err != nil {
+			return err
+		}
+	}
+	for _, o := range r.fhir {
+		if err := w.out(o.t, o.res); err != nil {
+			return err
+		}
+	}
+	r.fhir = nil
+	return nil
+}
+
+// prepare maps a record to the resources asked for: its own, and a service's endpoints. The
+// mapper's only state is the readability it asks, which is safe for the workers to share.
+func (w *fhirWriter) prepare(r *record) error {
+	r.prepared = true
 	t := fhir.TypeOf(r.kind)
 	wantEndpoints := r.kind == dirsvc.KindService && w.types[fhir.TypeEndpoint]
 	if !w.types[t] && !wantEndpoints {
@@ -205,9 +232,7 @@ func (w *fhirWriter) write(_ context.Context, r *record) error {
 		if err != nil {
 			return err
 		}
-		if err := w.out(t, res); err != nil {
-			return err
-		}
+		r.fhir = append(r.fhir, fhirOut{t, res})
 	}
 	if wantEndpoints {
 		eps, err := w.mapper.Endpoints(v.(*dirsvc.ServiceView))
@@ -215,9 +240,7 @@ func (w *fhirWriter) write(_ context.Context, r *record) error {
 			return err
 		}
 		for _, ep := range eps {
-			if err := w.out(fhir.TypeEndpoint, ep); err != nil {
-				return err
-			}
+			r.fhir = append(r.fhir, fhirOut{fhir.TypeEndpoint, ep})
 		}
 	}
 	return nil

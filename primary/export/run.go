@@ -231,7 +231,21 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 			}
 		}
 		decode := o.Since != nil || slices.ContainsFunc(o.Formats, func(f string) bool { return f != dirsvc.ExportJSON })
-		err := walkDecoded(ctx, snap, kind, decode, func(rec *record) error {
+		// Leaders are added to an organisation in order (below), after the workers are done with it.
+		prepare := func(rec *record) error {
+			if rec.kind == dirsvc.KindOrganisation && leaders {
+				return nil
+			}
+			for _, w := range writers {
+				if p, ok := w.(preparer); ok {
+					if err := p.prepare(rec); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		err := walkDecoded(ctx, snap, kind, decode, prepare, func(rec *record) error {
 			if o.Since != nil {
 				h, err := rec.head()
 				if err != nil {
@@ -241,6 +255,7 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 					return nil
 				}
 			}
+			readable.walked(rec.id)
 			if kind == dirsvc.KindOrganisation && leaders {
 				if err := withLeaders(ctx, snap, rec, today); err != nil {
 					return err
@@ -295,11 +310,19 @@ type walkBatch struct {
 	err  error
 }
 
+// preparer is a formatWriter with work of its own to do on each record before it is written that
+// needs no order (FHIR's mapping): workers do it ahead of the writing (see walkDecoded), and write
+// uses what they prepared.
+type preparer interface {
+	prepare(r *record) error
+}
+
 // walkDecoded walks the records of kind in the snapshot and calls fn with each, in order. When
-// decode is set, the records' views are decoded (the most costly step of every format but JSON) by
-// workers on every core, a bounded number of batches ahead, while fn, which writes the files and
+// decode is set, the records' views are decoded (the most costly step of every format but JSON),
+// and prepare is called with each, by workers on every core, a bounded number of batches ahead,
+// while fn, which writes the files and
 // makes the snapshot's other reads, runs in one goroutine in walk order.
-func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind, decode bool, fn func(*record) error) error {
+func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind, decode bool, prepare, fn func(*record) error) error {
 	if !decode || runtime.GOMAXPROCS(0) < 2 {
 		return snap.Walk(ctx, kind, func(p dirsvc.Published) error {
 			return fn(&record{kind: kind, id: p.PublicID, body: p.Body})
@@ -317,7 +340,11 @@ func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind
 			defer wg.Done()
 			for b := range work {
 				for _, r := range b.recs {
-					if _, err := r.decoded(); err != nil {
+					_, err := r.decoded()
+					if err == nil {
+						err = prepare(r)
+					}
+					if err != nil {
 						b.err = err
 						break
 					}
@@ -464,18 +491,38 @@ func writeWhole(dir, name string, b []byte) error {
 type readability struct {
 	ctx  context.Context
 	snap dirsvc.ReadSnapshot
+	mu   sync.Mutex // the decoding workers ask too (see preparer)
 	seen map[string]bool
 	err  error
 }
 
-// maxRemembered bounds the answers a readability keeps (about 10 MB); past it, it forgets them all.
-const maxRemembered = 200_000
+// maxRemembered bounds the answers a readability keeps (about 30 MB: every record of a directory of
+// 150,000 services); past it, it forgets them all.
+const maxRemembered = 500_000
 
 func newReadability(ctx context.Context, snap dirsvc.ReadSnapshot) *readability {
 	return &readability{ctx: ctx, snap: snap, seen: map[string]bool{}}
 }
 
+// walked remembers that the walk gave the record id: the viewer may read what it may list, so
+// the many references to the records walked already (kinds are walked organisations first, so that
+// locations, services and roles refer mostly to those) cost no query.
+func (r *readability) walked(id string) {
+	r.mu.Lock()
+	r.remember(id, true)
+	r.mu.Unlock()
+}
+
+func (r *readability) remember(id string, ok bool) {
+	if len(r.seen) >= maxRemembered {
+		clear(r.seen)
+	}
+	r.seen[id] = ok
+}
+
 func (r *readability) check(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if ok, seen := r.seen[id]; seen {
 		return ok
 	}
@@ -486,11 +533,12 @@ func (r *readability) check(id string) bool {
 		}
 		return false
 	}
-	if len(r.seen) >= maxRemembered {
-		clear(r.seen)
-	}
-	r.seen[id] = ok
+	r.remember(id, ok)
 	return ok
 }
 
-func (r *readability) failed() error { return r.err }
+func (r *readability) failed() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}

@@ -1,0 +1,54 @@
+package edge_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/fhir"
+)
+
+// TestDecodeViewAgreesWithEncodingJSON decodes every stored view of the demo directory, for every
+// tier, with fhir.DecodeView (the JSON v2 implementation) and with encoding/json into the same type:
+// the two must be equal, since exports and FHIR write what DecodeView gives.
+func TestDecodeViewAgreesWithEncodingJSON(t *testing.T) {
+	ctx := context.Background()
+	s := newTestServer(t, demoFiles(t)["demo"])
+	rd, err := s.store.Reader(ctx, "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, a := range dirsvc.ServedAudiences {
+		snap, err := rd.(dirsvc.ReadSnapshotter).ReadSnapshot(ctx, dirsvc.Viewer{Audience: a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kind := range dirsvc.ExportKinds {
+			err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
+				got, err := fhir.DecodeView(kind, p.Body)
+				if err != nil {
+					t.Fatalf("%s as %s: %v", p.PublicID, a, err)
+				}
+				want := reflect.New(reflect.TypeOf(got).Elem()).Interface()
+				if err := json.Unmarshal(p.Body, want); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s as %s: DecodeView gives\n%+v\nencoding/json gives\n%+v", p.PublicID, a, got, want)
+				}
+				n++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		snap.Close()
+	}
+	if n < 1000 {
+		t.Errorf("only %d views compared", n)
+	}
+}
