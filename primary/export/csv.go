@@ -39,11 +39,20 @@ var ownershipColumns = []string{"ownershipType", "ownershipSource"}
 // CSVColumns returns the columns of the CSV file of a kind.
 func CSVColumns(kind dirsvc.Kind) []string {
 	var out []string
-	for _, c := range columnsOf(kind) {
+	for _, c := range csvColumnsOf[kind] {
 		out = append(out, c.name)
 	}
 	return out
 }
+
+// csvColumnsOf are the columns of each kind's CSV file.
+var csvColumnsOf = func() map[dirsvc.Kind][]csvColumn {
+	m := map[dirsvc.Kind][]csvColumn{}
+	for kind := range csvViews {
+		m[kind] = columnsOf(kind)
+	}
+	return m
+}()
 
 func columnsOf(kind dirsvc.Kind) []csvColumn {
 	var cols, last []csvColumn
@@ -87,8 +96,6 @@ type csvWriter struct {
 	run   *run
 	f     *partFile
 	w     *csv.Writer
-	cols  []csvColumn
-	row   []string
 	kind  dirsvc.Kind
 	done  []*partFile
 	kinds []dirsvc.Kind // of done's files
@@ -99,31 +106,41 @@ func (w *csvWriter) begin(kind dirsvc.Kind) error {
 	if err != nil {
 		return err
 	}
-	w.f, w.kind, w.cols = f, kind, columnsOf(kind)
+	w.f, w.kind = f, kind
 	w.w = csv.NewWriter(f)
-	w.row = make([]string, len(w.cols))
-	for i, c := range w.cols {
-		w.row[i] = c.name
-	}
-	return w.w.Write(w.row)
+	return w.w.Write(CSVColumns(kind))
 }
 
 func (w *csvWriter) write(_ context.Context, r *record) error {
-	v, err := r.decoded()
-	if err != nil {
+	if r.csv == nil {
+		if err := w.prepare(r); err != nil {
+			return err
+		}
+	}
+	if err := w.w.Write(r.csv); err != nil {
 		return err
 	}
-	rv := reflect.ValueOf(v).Elem()
-	for i, c := range w.cols {
-		w.row[i] = cell(rv.FieldByIndex(c.index))
-	}
-	if err := w.w.Write(w.row); err != nil {
-		return err
-	}
+	r.csv = nil
 	if w.f.sinceFlush+1 >= w.f.partRecords {
 		w.w.Flush()
 	}
 	return w.f.recorded()
+}
+
+// prepare makes a record's row (the cells of its view's fields: reflection, and JSON for the
+// structured ones), ahead of the writing.
+func (w *csvWriter) prepare(r *record) error {
+	v, err := r.decoded()
+	if err != nil {
+		return err
+	}
+	cols := csvColumnsOf[r.kind]
+	rv := reflect.ValueOf(v).Elem()
+	r.csv = make([]string, len(cols))
+	for i, c := range cols {
+		r.csv[i] = cell(rv.FieldByIndex(c.index))
+	}
+	return nil
 }
 
 func (w *csvWriter) end(dirsvc.Kind) error {

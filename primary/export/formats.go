@@ -22,6 +22,8 @@ type record struct {
 	// fhir holds the record's FHIR resources once a worker mapped them (prepared is then set).
 	fhir     []fhirOut
 	prepared bool
+	// csv is the record's CSV row once a worker made it.
+	csv []string
 }
 
 // fhirOut is a resource of a record and the type of the file it goes to.
