@@ -22,8 +22,9 @@ type record struct {
 	// fhir holds the record's FHIR resources once a worker mapped them (prepared is then set).
 	fhir     []fhirOut
 	prepared bool
-	// csv is the record's CSV row once a worker made it.
-	csv []string
+	// csv is the record's CSV row, and hsds its HSDS objects, once a worker made them.
+	csv  []string
+	hsds []hsdsOut
 }
 
 // fhirOut is a resource of a record and the type of the file it goes to.

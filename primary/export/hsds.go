@@ -78,12 +78,8 @@ func (w *hsdsWriter) begin(kind dirsvc.Kind) error {
 	return nil
 }
 
-// out writes one object into a table's file.
-func (w *hsdsWriter) out(name string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
+// out writes one object's JSON into a table's file.
+func (w *hsdsWriter) out(name string, b []byte) error {
 	f := w.files[name]
 	if !w.first[name] {
 		f.Write([]byte{','})
@@ -190,6 +186,39 @@ func (w *hsdsWriter) ref(id string) string {
 }
 
 func (w *hsdsWriter) write(_ context.Context, r *record) error {
+	if r.hsds == nil {
+		if err := w.prepare(r); err != nil {
+			return err
+		}
+	}
+	for _, o := range r.hsds {
+		if err := w.out(o.table, o.json); err != nil {
+			return err
+		}
+	}
+	r.hsds = nil
+	return nil
+}
+
+// hsdsOut is an HSDS object of a record, as JSON, and the file of the table it goes to.
+type hsdsOut struct {
+	table string
+	json  []byte
+}
+
+// add appends an object of the table to the record's.
+func (r *record) addHSDS(table string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	r.hsds = append(r.hsds, hsdsOut{table, b})
+	return nil
+}
+
+// prepare makes a record's HSDS objects, ahead of the writing (r.hsds is then non-nil).
+func (w *hsdsWriter) prepare(r *record) error {
+	r.hsds = []hsdsOut{}
 	name, ok := HSDSFiles[r.kind]
 	if !ok {
 		return nil
@@ -201,7 +230,7 @@ func (w *hsdsWriter) write(_ context.Context, r *record) error {
 	switch v := v.(type) {
 	case *dirsvc.OrganisationView:
 		phones, email := hsdsContacts(v.PublicID, v.Contacts)
-		return w.out(name, hsdsOrganization{ID: HSDSID(v.PublicID), Name: v.Name, Description: v.Description, Email: email,
+		return r.addHSDS(name, hsdsOrganization{ID: HSDSID(v.PublicID), Name: v.Name, Description: v.Description, Email: email,
 			Website: v.Website, Logo: v.Logo, Phones: phones})
 	case *dirsvc.LocationView:
 		phones, _ := hsdsContacts(v.PublicID, v.Contacts)
@@ -219,7 +248,7 @@ func (w *hsdsWriter) write(_ context.Context, r *record) error {
 			}
 			l.Addresses = []hsdsAddress{ad}
 		}
-		return w.out(name, l)
+		return r.addHSDS(name, l)
 	case *dirsvc.ServiceView:
 		phones, email := hsdsContacts(v.PublicID, v.Contacts)
 		s := hsdsService{ID: HSDSID(v.PublicID), OrganizationID: w.ref(v.Organisation.PublicID), Name: v.Name,
@@ -227,12 +256,12 @@ func (w *hsdsWriter) write(_ context.Context, r *record) error {
 		if !v.LastUpdated.IsZero() {
 			s.LastModified = v.LastUpdated.UTC().Format("2006-01-02T15:04:05Z07:00")
 		}
-		if err := w.out(name, s); err != nil {
+		if err := r.addHSDS(name, s); err != nil {
 			return err
 		}
 		if v.Location != nil {
 			if loc := w.ref(v.Location.PublicID); loc != "" {
-				return w.out(HSDSServiceAtLocations, hsdsServiceAtLocation{ID: HSDSID(v.PublicID + "@" + v.Location.PublicID),
+				return r.addHSDS(HSDSServiceAtLocations, hsdsServiceAtLocation{ID: HSDSID(v.PublicID + "@" + v.Location.PublicID),
 					ServiceID: s.ID, LocationID: loc})
 			}
 		}
