@@ -311,8 +311,8 @@ type walkBatch struct {
 }
 
 // preparer is a formatWriter with work of its own to do on each record before it is written that
-// needs no order (FHIR's mapping): workers do it ahead of the writing (see walkDecoded), and write
-// uses what they prepared.
+// needs no order (a CSV row, HSDS objects, FHIR resources): workers do it ahead of the writing (see
+// walkDecoded), and write uses what they prepared (or prepares itself, for a record they left).
 type preparer interface {
 	prepare(r *record) error
 }
@@ -320,8 +320,8 @@ type preparer interface {
 // walkDecoded walks the records of kind in the snapshot and calls fn with each, in order. When
 // decode is set, the records' views are decoded (the most costly step of every format but JSON),
 // and prepare is called with each, by workers on every core, a bounded number of batches ahead,
-// while fn, which writes the files and
-// makes the snapshot's other reads, runs in one goroutine in walk order.
+// while fn, which writes the files and makes the snapshot's other reads, runs in one goroutine in
+// walk order.
 func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind, decode bool, prepare, fn func(*record) error) error {
 	if !decode || runtime.GOMAXPROCS(0) < 2 {
 		return snap.Walk(ctx, kind, func(p dirsvc.Published) error {
