@@ -192,7 +192,11 @@ func (s *Service) approve(ctx context.Context, dir string, it *dirsvc.ForwardedI
 			return nil, err
 		}
 	}
-	if err := s.cfg.Store.ActOnForwarded(ctx, dir, it.ID, from, dirsvc.ForwardedAccepted, "", rec.Base().Version, act); err != nil {
+	version := rec.Base().Version
+	if len(it.Changes) == 0 {
+		version = 0 // a message only: nothing is published; the operator acts on it by hand
+	}
+	if err := s.cfg.Store.ActOnForwarded(ctx, dir, it.ID, from, dirsvc.ForwardedAccepted, "", version, act); err != nil {
 		return nil, err
 	}
 	return s.cfg.Store.Forwarded(ctx, dir, it.ID)
