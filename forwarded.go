@@ -43,15 +43,16 @@ func ReceiptStatus(status string) string {
 	return status
 }
 
-// Moderation actions: what operators (and the forwarding client, withdraw) do to an item.
+// Moderation actions: what operators (and the forwarding client: forward, withdraw) do to an item,
+// as its history records them.
 const (
+	ActionForward  = "forward"
 	ActionAccept   = "accept"
 	ActionApprove  = "approve"
 	ActionReject   = "reject"
 	ActionResolve  = "resolve"
 	ActionNoAction = "no-action"
 	ActionWithdraw = "withdraw"
-	ActionPublish  = "publish" // the approval that published the proposal, recorded by the queue
 )
 
 // Issue categories of a forwarded issue.

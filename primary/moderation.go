@@ -1,6 +1,7 @@
 package primary
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -85,7 +86,7 @@ func (a *AdminAPI) moderationAct(s *edge.Server) http.Handler {
 		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 16<<10))
 		var req ModerationRequest
 		if err == nil {
-			dec := json.NewDecoder(strings.NewReader(string(b)))
+			dec := json.NewDecoder(bytes.NewReader(b))
 			dec.DisallowUnknownFields()
 			err = dec.Decode(&req)
 		}

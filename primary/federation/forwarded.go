@@ -286,7 +286,7 @@ func (s *Service) Report(ctx context.Context, dir string, t *dirsvc.AccessToken,
 func (s *Service) create(ctx context.Context, dir string, it *dirsvc.ForwardedItem) (*dirsvc.ForwardedItem, error) {
 	now := s.cfg.Now()
 	it.ID, it.Status, it.CreatedAt, it.UpdatedAt = dirsvc.NewUUID(), dirsvc.ForwardedPending, now, now
-	it.History = []dirsvc.ModerationAction{{At: now, Action: "forward"}}
+	it.History = []dirsvc.ModerationAction{{At: now, Action: dirsvc.ActionForward}}
 	if err := s.cfg.Store.CreateForwarded(ctx, dir, it); err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 // maxNote bounds an operator's note.
 const maxNote = 2000
 
-// ErrNotModerator answers an action by a name that may not take it on the item.
+// errNotModerator answers an action by a name that may not take it on the item.
 func errNotModerator(name, why string) error {
 	return dirsvc.Errorf(dirsvc.EForbiddenScope, "%s %s.", name, why)
 }
@@ -108,7 +108,7 @@ func (s *Service) Act(ctx context.Context, dir, id, action, name, note string) (
 	}
 	tr, ok := transitions[it.Kind][action]
 	if !ok {
-		return nil, dirsvc.Errorf(dirsvc.EConflict, "An %s cannot be given %s.", it.Kind, action)
+		return nil, dirsvc.Errorf(dirsvc.EConflict, "The action %s is not one for a forwarded %s.", action, it.Kind)
 	}
 	mods, err := s.cfg.Store.Moderators(ctx, dir)
 	if err != nil {
