@@ -41,7 +41,7 @@ type fedService struct {
 	check  *edgetest.Checker
 }
 
-func newFedService(t *testing.T) *fedService {
+func newFedService(t testing.TB) *fedService {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -81,16 +81,25 @@ func newFedService(t *testing.T) *fedService {
 
 // client returns a partner client's HTTP client of a grant in the small directory (every answer
 // checked against the OpenAPI document), and its ID.
-func (s *fedService) client(t *testing.T, g dirsvc.Grant) (*http.Client, string) {
+func (s *fedService) client(t testing.TB, g dirsvc.Grant) (*http.Client, string) {
 	t.Helper()
-	g.Directory, g.Limit = "small", dirsvc.DefaultPartnerLimit
+	return s.clientOver(t, g, s.check.Transport(t, http.DefaultTransport))
+}
+
+// clientOver is client over another transport.
+func (s *fedService) clientOver(t testing.TB, g dirsvc.Grant, base http.RoundTripper) (*http.Client, string) {
+	t.Helper()
+	g.Directory = "small"
+	if g.Limit == (dirsvc.RateLimit{}) {
+		g.Limit = dirsvc.DefaultPartnerLimit
+	}
 	c, secret, err := s.access.CreateClient(context.Background(), primary.NewClient{Name: "aggregate", Directory: "small",
 		Grants: []dirsvc.Grant{g}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := &clientcredentials.Config{ClientID: c.ID, ClientSecret: secret, TokenURL: s.URL + edge.TokenPath, AuthStyle: oauth2.AuthStyleInHeader}
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: s.check.Transport(t, http.DefaultTransport)})
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Transport: base})
 	return cfg.Client(ctx), c.ID
 }
 
