@@ -28,6 +28,8 @@ import (
 //	PUT  /admin/v1/d/{dir}/records/{publicId}             the record in the import format (as FormatRecord and
 //	                                                      dirsvc record show write it): replace or add it
 //	POST /admin/v1/d/{dir}/records/{publicId}/transition  {"to": state, "survivor": id, "visibleTo": [audience]}
+//
+// and, with Moderation, the routes of the moderation queue (see moderation.go).
 type AdminAPI struct {
 	Store dirsvc.DirectoryStore
 	Token string

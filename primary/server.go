@@ -11,9 +11,9 @@ import (
 )
 
 // Server is what only the primary serves: the token endpoint, the admin API, the webhook and export
-// APIs and the federation writes (forwarded proposals and issues). Its routes are mounted on the edge's server, beside
-// the read routes and behind the same guard (tokens, rate limits, admission, problem answers), so
-// one handler serves a primary node; an edge forwards these routes here.
+// APIs and the federation writes (forwarded proposals and issues). Its routes are mounted on the
+// edge's server, beside the read routes and behind the same guard (tokens, rate limits, admission,
+// problem answers), so one handler serves a primary node; an edge forwards these routes here.
 type Server struct {
 	Edge   *edge.Server
 	Access *Access

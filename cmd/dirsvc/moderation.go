@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -131,8 +132,7 @@ func (m *Main) moderation(ctx context.Context, args []string) error {
 			return err
 		}
 		return nil
-	case len(a) == 2 && (op == dirsvc.ActionAccept || op == dirsvc.ActionApprove || op == dirsvc.ActionReject ||
-		op == dirsvc.ActionResolve || op == dirsvc.ActionNoAction):
+	case len(a) == 2 && slices.Contains(federation.Actions, op):
 		if *as == "" {
 			fs.Usage()
 			return usagef("moderation %s: say who acts with --as NAME", op)

@@ -36,9 +36,9 @@ func roles(mods []dirsvc.Moderator, name, org string) (curator, steward, steward
 	return curator, steward, stewarded
 }
 
-// RoutedTo reports whether an item is routed to a moderator name: every item to curators, an item to
+// routedTo reports whether an item is routed to a moderator name: every item to curators, an item to
 // the stewards of its record's organisation.
-func RoutedTo(mods []dirsvc.Moderator, name string, it *dirsvc.ForwardedItem) bool {
+func routedTo(mods []dirsvc.Moderator, name string, it *dirsvc.ForwardedItem) bool {
 	curator, steward, _ := roles(mods, name, it.Organisation)
 	return curator || steward
 }
@@ -59,7 +59,7 @@ func (s *Service) Queue(ctx context.Context, dir, name string, statuses ...strin
 	if err != nil {
 		return nil, err
 	}
-	return slices.DeleteFunc(items, func(it dirsvc.ForwardedItem) bool { return !RoutedTo(mods, name, &it) }), nil
+	return slices.DeleteFunc(items, func(it dirsvc.ForwardedItem) bool { return !routedTo(mods, name, &it) }), nil
 }
 
 // Item returns one item with its history.
