@@ -39,8 +39,9 @@ type Config struct {
 // Service takes forwarded items in and moderates them.
 type Service struct {
 	cfg Config
-	// publishing serialises the approvals of this process, so that two approvals of one proposal
-	// do not both write the record.
+	// publishing serialises the approvals and withdrawals of this process, so that two approvals
+	// of one proposal do not both write the record, nor a withdrawal come between the check and
+	// the write of an approval.
 	publishing sync.Mutex
 }
 
@@ -315,6 +316,9 @@ func (s *Service) Withdraw(ctx context.Context, dir, clientID, id string) (*dirs
 	if _, err := s.Receipt(ctx, dir, clientID, id); err != nil {
 		return nil, err
 	}
+	// Not while this process publishes an approval: the record would change under a withdrawn item.
+	s.publishing.Lock()
+	defer s.publishing.Unlock()
 	act := dirsvc.ModerationAction{At: s.cfg.Now(), Action: dirsvc.ActionWithdraw}
 	if err := s.cfg.Store.ActOnForwarded(ctx, dir, id, []string{dirsvc.ForwardedPending, dirsvc.ForwardedApproving},
 		dirsvc.ForwardedWithdrawn, "", 0, act); err != nil {
