@@ -15,6 +15,7 @@ const (
 	EForbiddenScope = "forbidden-scope"     // 403; a missing scope, or another directory's client
 	EMirrored       = "mirrored-record"     // 409
 	EConflict       = "conflict"            // 409 on admin operations
+	EUnprocessable  = "unprocessable"       // 422; a forwarded proposal of a field that cannot be proposed, or of nothing
 	ERateLimited    = "rate-limited"        // 429, with Retry-After
 	EInternal       = "internal"            // 500
 	EUnavailable    = "unavailable"         // 503, with Retry-After: the primary cannot be reached

@@ -39,6 +39,7 @@ var problemKinds = map[string]struct {
 	dirsvc.EForbiddenScope: {http.StatusForbidden, "Forbidden"},
 	dirsvc.EMirrored:       {http.StatusConflict, "Mirrored record"},
 	dirsvc.EConflict:       {http.StatusConflict, "Conflict"},
+	dirsvc.EUnprocessable:  {http.StatusUnprocessableEntity, "Unprocessable"},
 	dirsvc.ERateLimited:    {http.StatusTooManyRequests, "Too many requests"},
 	dirsvc.EInternal:       {http.StatusInternalServerError, "Internal error"},
 	dirsvc.EUnavailable:    {http.StatusServiceUnavailable, "Unavailable"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/edge"
+	"github.com/dirsvc/dirsvc/primary/federation"
 )
 
 // AdminAPI is the primary's admin API: the record operations of `dirsvc record` over HTTP, for an
@@ -27,13 +28,18 @@ import (
 //	PUT  /admin/v1/d/{dir}/records/{publicId}             the record in the import format (as FormatRecord and
 //	                                                      dirsvc record show write it): replace or add it
 //	POST /admin/v1/d/{dir}/records/{publicId}/transition  {"to": state, "survivor": id, "visibleTo": [audience]}
+//
+// and, with Moderation, the routes of the moderation queue (see moderation.go).
 type AdminAPI struct {
 	Store dirsvc.DirectoryStore
 	Token string
 	// Replicate replicates a directory's latest write (every file it touched) and says where it is;
 	// nil: writes answer without a position.
 	Replicate func(ctx context.Context, dir string) (Replication, error)
-	Log       *slog.Logger
+	// Moderation is the moderation queue of forwarded items; nil: the admin API has no moderation
+	// routes.
+	Moderation *federation.Service
+	Log        *slog.Logger
 }
 
 // Replication is where a write is once replicated: the directory's position after it, and the
@@ -70,13 +76,7 @@ type adminHandler func(w http.ResponseWriter, r *http.Request, body []byte) (dir
 // guard checks the admin token (failures limited per client address by s.RequireBearer), reads the
 // capped body, runs h, and answers with its result and the directory's position.
 func (a *AdminAPI) guard(s *edge.Server, h adminHandler) http.Handler {
-	unauthorized := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("WWW-Authenticate", `Bearer realm="dirsvc-admin"`)
-		s.WriteError(w, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The admin token is missing or wrong."))
-	}
-	return s.RequireBearer("admin", a.Token, unauthorized, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
+	return a.bearer(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
 		if err != nil {
 			s.WriteError(w, r, dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", maxAdminBody))
@@ -91,32 +91,53 @@ func (a *AdminAPI) guard(s *edge.Server, h adminHandler) http.Handler {
 			s.WriteError(w, r, err)
 			return
 		}
-		status := http.StatusOK
-		if a.Replicate != nil {
-			rep, err := a.Replicate(r.Context(), r.PathValue("dir"))
-			if err != nil {
-				// The write is committed, but no replica is known to hold it: the answer says so,
-				// without a position to read it at.
-				a.Log.Error("replicate a write", "directory", r.PathValue("dir"), "err", err)
-				rep.Pending = append(rep.Pending, "replica")
-			}
-			if rep.Position > 0 {
-				w.Header().Set(edge.PositionHeader, edge.FormatPosition(rep.Position, rep.Lineage))
-			}
-			if len(rep.Pending) > 0 {
-				status = http.StatusAccepted
-				w.Header().Set(PendingHeader, strings.Join(rep.Pending, ", "))
-			}
-		}
-		out, err := json.Marshal(stats)
-		if err != nil {
-			s.WriteError(w, r, err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		w.Write(append(out, '\n'))
+		a.answer(s, w, r, stats, true)
 	}))
+}
+
+// bearer checks the admin token (failures limited per client address by s.RequireBearer) before h;
+// no answer of the admin API is stored.
+func (a *AdminAPI) bearer(s *edge.Server, h http.Handler) http.Handler {
+	unauthorized := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("WWW-Authenticate", `Bearer realm="dirsvc-admin"`)
+		s.WriteError(w, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The admin token is missing or wrong."))
+	}
+	return s.RequireBearer("admin", a.Token, unauthorized, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	}))
+}
+
+// answer writes v as a JSON answer. After a write of the directory's records (wrote), it first
+// replicates the write: the answer carries the directory's position after it, and is 202 naming the
+// replicas that do not hold it yet.
+func (a *AdminAPI) answer(s *edge.Server, w http.ResponseWriter, r *http.Request, v any, wrote bool) {
+	status := http.StatusOK
+	if a.Replicate != nil && wrote {
+		rep, err := a.Replicate(r.Context(), r.PathValue("dir"))
+		if err != nil {
+			// The write is committed, but no replica is known to hold it: the answer says so,
+			// without a position to read it at.
+			a.Log.Error("replicate a write", "directory", r.PathValue("dir"), "err", err)
+			rep.Pending = append(rep.Pending, "replica")
+		}
+		if rep.Position > 0 {
+			w.Header().Set(edge.PositionHeader, edge.FormatPosition(rep.Position, rep.Lineage))
+		}
+		if len(rep.Pending) > 0 {
+			status = http.StatusAccepted
+			w.Header().Set(PendingHeader, strings.Join(rep.Pending, ", "))
+		}
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		s.WriteError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(out, '\n'))
 }
 
 func (a *AdminAPI) putRecord(w http.ResponseWriter, r *http.Request, body []byte) (dirsvc.ImportStats, error) {

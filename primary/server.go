@@ -6,13 +6,14 @@ import (
 
 	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/primary/export"
+	"github.com/dirsvc/dirsvc/primary/federation"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 )
 
-// Server is what only the primary serves: the token endpoint, the admin API and the webhook API
-// (and, as they come, exports and federation). Its routes are mounted on the edge's server, beside
-// the read routes and behind the same guard (tokens, rate limits, admission, problem answers), so
-// one handler serves a primary node; an edge forwards these routes here.
+// Server is what only the primary serves: the token endpoint, the admin API, the webhook and export
+// APIs and the federation writes (forwarded proposals and issues). Its routes are mounted on the
+// edge's server, beside the read routes and behind the same guard (tokens, rate limits, admission,
+// problem answers), so one handler serves a primary node; an edge forwards these routes here.
 type Server struct {
 	Edge   *edge.Server
 	Access *Access
@@ -22,7 +23,10 @@ type Server struct {
 	Webhooks *webhook.Service
 	// Exports is the export service; nil when the node runs no exports.
 	Exports *export.Service
-	Log     *slog.Logger
+	// Federation takes forwarded proposals and issues and moderates them; nil when the node takes
+	// none.
+	Federation *federation.Service
+	Log        *slog.Logger
 }
 
 // Mount registers the primary's routes on its edge server. A weak admin token is refused.
@@ -51,6 +55,18 @@ func (s *Server) routes() {
 	if a := s.Admin; a != nil {
 		e.Handle("PUT /admin/v1/d/{dir}/records/{publicId}", a.guard(e, a.putRecord))
 		e.Handle("POST /admin/v1/d/{dir}/records/{publicId}/transition", a.guard(e, a.transition))
+		if a.Moderation != nil {
+			e.Handle("GET /admin/v1/d/{dir}/moderation", a.moderationQueue(e))
+			e.Handle("GET /admin/v1/d/{dir}/moderation/{id}", a.moderationItem(e))
+			e.Handle("POST /admin/v1/d/{dir}/moderation/{id}/{action}", a.moderationAct(e))
+		}
+	}
+	if s.Federation != nil {
+		api := &federation.API{Service: s.Federation, Token: edge.AccessTokenOf, WriteError: e.WriteError}
+		e.Handle("POST /v1/d/{dir}/federation/forwarded/proposals", http.HandlerFunc(api.HandlePropose))
+		e.Handle("POST /v1/d/{dir}/federation/forwarded/issues", http.HandlerFunc(api.HandleIssue))
+		e.Handle("GET /v1/d/{dir}/federation/forwarded/{id}", http.HandlerFunc(api.HandleReceipt))
+		e.Handle("POST /v1/d/{dir}/federation/forwarded/{id}/withdraw", http.HandlerFunc(api.HandleWithdraw))
 	}
 	if s.Webhooks != nil {
 		api := &webhook.API{Service: s.Webhooks, Token: edge.AccessTokenOf, WriteError: e.WriteError}

@@ -421,6 +421,7 @@ func TestHelpShowsTheCommandsOwnFlags(t *testing.T) {
 		{[]string{"clients"}, []string{"grant   CLIENT", "-accept-new-server-key", "-data"}, []string{"-addr", "-name"}},
 		{[]string{"clients", "grant"}, []string{"CLIENT --directory SLUG", "-areas", "-tier"}, []string{"-addr", "-name", "-practitioner-list-reason"}},
 		{[]string{"clients", "revoke"}, []string{"CLIENT"}, []string{"-addr", "-directory", "-scopes"}},
+		{[]string{"moderation"}, []string{"approve ID --as NAME", "moderator add NAME", "-dir", "-as", "-data"}, []string{"-addr"}},
 		{[]string{"platform"}, []string{"senior-management SLUG on|off", "server-key", "signing-keys", "rotate-signing-key", "retire-signing-key KID", "-data"}, []string{"-addr"}},
 		{[]string{"backup"}, []string{"-replica-dir", "-s3-bucket", "edge-policy", "-data"}, []string{"-addr"}},
 		{[]string{"backup", "edge-policy"}, []string{"-s3-bucket", "-s3-path"}, []string{"-addr", "-data", "-replica-dir"}},

@@ -162,9 +162,9 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		cfg.EdgeToken = *repToken
 	}
 	handler := edge.New(cfg)
-	ps := &primary.Server{Edge: handler, Access: access, Log: m.Log}
+	ps := &primary.Server{Edge: handler, Access: access, Log: m.Log, Federation: moderationQueue(store)}
 	if *adminToken != "" {
-		ps.Admin = &primary.AdminAPI{Store: store, Token: *adminToken, Log: m.Log}
+		ps.Admin = &primary.AdminAPI{Store: store, Token: *adminToken, Log: m.Log, Moderation: ps.Federation}
 		if rep != nil {
 			ps.Admin.Replicate = func(ctx context.Context, dir string) (primary.Replication, error) {
 				return replicateWrite(ctx, rep, m.Data, dir, *replicaWait)

@@ -30,6 +30,7 @@ import (
 	"github.com/dirsvc/dirsvc/fhir"
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/export"
+	"github.com/dirsvc/dirsvc/primary/federation"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 )
 
@@ -104,6 +105,10 @@ var goTypes = map[string]any{
 	"WebhookPreviewItem": webhook.PreviewItem{},
 	"ExportRequest":      dirsvc.ExportRequest{}, "Export": export.Export{}, "ExportFile": export.File{},
 	"ExportList": export.ExportList{}, "BulkManifest": export.Manifest{}, "BulkManifestOutput": export.ManifestOutput{},
+	"ForwardedProposal": federation.Proposal{}, "ForwardedIssue": federation.Issue{}, "IssueReporter": federation.IssueReporter{},
+	"ForwardedReceipt": federation.Receipt{}, "ModerationItem": dirsvc.ForwardedItem{}, "ProposedChange": dirsvc.ProposedChange{},
+	"ModerationAction": dirsvc.ModerationAction{}, "Reporter": dirsvc.Reporter{}, "ModerationQueue": primary.ModerationQueue{},
+	"ModerationRequest": primary.ModerationRequest{},
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:

@@ -1,0 +1,175 @@
+package federation
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
+)
+
+// The forwarding routes (section 4.8), served on the primary (edges forward them). Every route needs
+// a client's access token with graph:propose (federation:harvest implies it) in the path's
+// directory.
+
+// API serves the forwarding routes of a Service. Token returns the caller's verified access token
+// (nil without one); WriteError writes an error as the service's problem answers.
+type API struct {
+	Service    *Service
+	Token      func(r *http.Request) *dirsvc.AccessToken
+	WriteError func(w http.ResponseWriter, r *http.Request, err error)
+}
+
+// caller checks the request's token: a client of the directory with graph:propose.
+func (a *API) caller(r *http.Request) (*dirsvc.AccessToken, error) {
+	t := a.Token(r)
+	if t == nil {
+		return nil, dirsvc.Errorf(dirsvc.EForbiddenScope, "Forwarding needs a partner client's access token with the scope %s.", dirsvc.ScopeGraphPropose)
+	}
+	if !t.HasScope(dirsvc.ScopeGraphPropose) {
+		return nil, dirsvc.Errorf(dirsvc.EForbiddenScope, "This needs the scope %s.", dirsvc.ScopeGraphPropose)
+	}
+	return t, nil
+}
+
+// readBody reads a capped JSON object into v. A member the route does not take (at the top, or in
+// the nested objects named in nested) answers 400 naming it; so does a member of the wrong type.
+func readBody(w http.ResponseWriter, r *http.Request, v any, allowed []string, nested map[string][]string) error {
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		return dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", MaxBody)
+	}
+	if err := knownMembers(b, "", allowed, nested); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return dirsvc.InvalidParam(edge.ClipName(te.Field), "this member has the wrong JSON type")
+		}
+		return dirsvc.InvalidParam("body", "the body is not the JSON object this route takes")
+	}
+	if dec.More() {
+		return dirsvc.InvalidParam("body", "the body holds more than one JSON value")
+	}
+	return nil
+}
+
+// knownMembers checks that the JSON object b holds only the allowed members (and, in a nested
+// object, the members nested names for it).
+func knownMembers(b []byte, prefix string, allowed []string, nested map[string][]string) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
+		if prefix == "" {
+			return dirsvc.InvalidParam("body", "the body is not the JSON object this route takes")
+		}
+		if string(bytes.TrimSpace(b)) == "null" {
+			return nil
+		}
+		return dirsvc.InvalidParam(prefix, "want a JSON object")
+	}
+	for name, raw := range obj {
+		if !slices.Contains(allowed, name) {
+			return dirsvc.InvalidParam(edge.ClipName(prefix+name), "this route takes no member of this name")
+		}
+		if sub, ok := nested[name]; ok {
+			if err := knownMembers(raw, prefix+name+".", sub, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"internal"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// created answers a new item's receipt, with its address.
+func (a *API) created(w http.ResponseWriter, r *http.Request, it *dirsvc.ForwardedItem) {
+	w.Header().Set("Location", "/v1/d/"+r.PathValue("dir")+"/federation/forwarded/"+it.ID)
+	writeJSON(w, http.StatusCreated, ReceiptOf(it))
+}
+
+// HandlePropose takes a forwarded proposal.
+func (a *API) HandlePropose(w http.ResponseWriter, r *http.Request) {
+	t, err := a.caller(r)
+	if err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	var p Proposal
+	if err := readBody(w, r, &p, []string{"publicId", "changes", "message", "reference"}, nil); err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	it, err := a.Service.Propose(r.Context(), r.PathValue("dir"), t, p)
+	if err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	a.created(w, r, it)
+}
+
+// HandleIssue takes a forwarded issue.
+func (a *API) HandleIssue(w http.ResponseWriter, r *http.Request) {
+	t, err := a.caller(r)
+	if err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	var is Issue
+	if err := readBody(w, r, &is, []string{"publicId", "category", "message", "reference", "reporter"},
+		map[string][]string{"reporter": {"name", "email", "phone", "consentToContact"}}); err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	it, err := a.Service.Report(r.Context(), r.PathValue("dir"), t, is)
+	if err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	a.created(w, r, it)
+}
+
+// HandleReceipt answers the caller's receipt; any other answers as a missing one.
+func (a *API) HandleReceipt(w http.ResponseWriter, r *http.Request) {
+	t, err := a.caller(r)
+	if err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	it, err := a.Service.Receipt(r.Context(), r.PathValue("dir"), t.ClientID, r.PathValue("id"))
+	if err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ReceiptOf(it))
+}
+
+// HandleWithdraw withdraws the caller's item while nothing is decided.
+func (a *API) HandleWithdraw(w http.ResponseWriter, r *http.Request) {
+	t, err := a.caller(r)
+	if err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	it, err := a.Service.Withdraw(r.Context(), r.PathValue("dir"), t.ClientID, r.PathValue("id"))
+	if err != nil {
+		a.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ReceiptOf(it))
+}
