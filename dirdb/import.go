@@ -74,14 +74,26 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
 	if err != nil {
 		return err
 	}
+	// Mirrored records are not the file's: it may neither hold nor remove them.
+	mirrored, err := w.mirroredIDs()
+	if err != nil {
+		return err
+	}
 	// What the file no longer holds is removed, after everything it holds is saved.
 	inFile := make(map[string]bool, len(recs))
 	for _, rec := range recs {
-		inFile[rec.Base().PublicID] = true
+		m := rec.Base()
+		if m.Origin != "" {
+			return dirsvc.InvalidParam("origin", "%s: the origin of a record is set only by mirroring", m.PublicID)
+		}
+		if mirrored[m.PublicID] {
+			return dirsvc.Errorf(dirsvc.EMirrored, "%s is a mirrored record of this directory: the file may not hold it", m.PublicID)
+		}
+		inFile[m.PublicID] = true
 	}
 	var gone []string
 	for id, r := range prev {
-		if !inFile[id] && r.state != dirsvc.StateRemoved {
+		if !inFile[id] && !mirrored[id] && r.state != dirsvc.StateRemoved {
 			gone = append(gone, id)
 		}
 	}

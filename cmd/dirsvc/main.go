@@ -9,6 +9,7 @@
 //	dirsvc gen     [--services N] [--seed S] [--slug SLUG] [--country AU|NZ] [--out FILE]
 //	dirsvc record  [--data DIR] --dir SLUG OPERATION ...   lifecycle operations (see dirsvc record -h)
 //	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
+//	dirsvc mirror  [--data DIR] OPERATION ...        mirrors of other directories (see dirsvc mirror -h)
 //	dirsvc platform [--data DIR] senior-management SLUG on|off | server-key | signing-keys | rotate-signing-key | retire-signing-key KID
 //	dirsvc backup  [--data DIR] [--replica-dir DIR] [--s3-bucket B ...]
 //	dirsvc backup edge-policy --s3-bucket B [--s3-path P]   the read-only policy of edges' credentials
@@ -102,6 +103,7 @@ commands:
   export   write an export of a directory (CSV, JSON, FHIR NDJSON, HSDS) into a folder, as a tier reads it
   record   lifecycle operations on one record: update, close, delete, merge, reduce, takedown, restore, show
   clients  partner clients: create, list, grant, ungrant, rotate, revoke, request, requests, approve, refuse
+  mirror   mirrors of other directories: add, list, remove, run-once; forward a correction upstream, receipt
   platform platform operator switches: senior-management SLUG on|off; server-key prints the server key;
            signing-keys lists the token signing keys; rotate-signing-key; retire-signing-key KID
   backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream);
@@ -149,6 +151,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.record(ctx, rest)
 	case "clients":
 		return m.clients(ctx, rest)
+	case "mirror":
+		return m.mirror(ctx, rest)
 	case "platform":
 		return m.platform(ctx, rest)
 	case "backup":
