@@ -187,8 +187,9 @@ func (d *Directory) ApplyMirror(ctx context.Context, b dirsvc.MirrorBatch) (dirs
 			return err
 		}
 		var roots []string
+		fresh := map[string]bool{}
 		for _, op := range b.Ops {
-			ok, err := w.mirrorOp(lk, b.Mirror, op)
+			ok, err := w.mirrorOp(lk, b.Mirror, op, fresh)
 			if err != nil {
 				return err
 			}
@@ -207,7 +208,7 @@ ON CONFLICT (public_id) DO UPDATE SET generation = excluded.generation`, id, b.M
 			roots = append(roots, id)
 			st.Written++
 		}
-		if err := w.republish(lk, roots); err != nil {
+		if err := w.republish(lk, roots, fresh); err != nil {
 			return err
 		}
 		return w.exec(w.ops, `UPDATE mirrors SET cursor = ?, tier = ?, full_harvest = ?, harvested = harvested + ?,
@@ -218,7 +219,8 @@ ON CONFLICT (public_id) DO UPDATE SET generation = excluded.generation`, id, b.M
 }
 
 // mirrorOp lays one harvested change over lk; false when the record is not the mirror's to write.
-func (w *writeTx) mirrorOp(lk *txLookup, mirror string, op dirsvc.MirrorOp) (bool, error) {
+// A record that was not here before is added to fresh.
+func (w *writeTx) mirrorOp(lk *txLookup, mirror string, op dirsvc.MirrorOp, fresh map[string]bool) (bool, error) {
 	id := op.PublicID
 	if op.Record != nil {
 		id = op.Record.Base().PublicID
@@ -251,6 +253,9 @@ func (w *writeTx) mirrorOp(lk *txLookup, mirror string, op dirsvc.MirrorOp) (boo
 		}
 		clearVersions(rec)
 		lk.put(rec)
+		if existing == nil {
+			fresh[id] = true
+		}
 		return true, nil
 	}
 	if existing == nil {
@@ -280,8 +285,9 @@ func (w *writeTx) mirrorOp(lk *txLookup, mirror string, op dirsvc.MirrorOp) (boo
 }
 
 // republish saves the records roots (laid over lk) and every record whose views depend on them, each
-// once, in kind order.
-func (w *writeTx) republish(lk *txLookup, roots []string) error {
+// once, in kind order. No stored record refers to one that was not here before the write (fresh): of
+// those, only a location has dependents to look for (its organisation, whose view it changes).
+func (w *writeTx) republish(lk *txLookup, roots []string, fresh map[string]bool) error {
 	seen := map[string]bool{}
 	var ids []string
 	for _, id := range roots {
@@ -291,6 +297,9 @@ func (w *writeTx) republish(lk *txLookup, roots []string) error {
 		}
 	}
 	for _, root := range ids[:len(ids):len(ids)] {
+		if fresh[root] && dirsvc.KindOfID(root) != dirsvc.KindLocation {
+			continue
+		}
 		deps, err := w.dependents(lk, root)
 		if err != nil {
 			return err
@@ -370,7 +379,7 @@ func (s *Store) RemoveMirror(ctx context.Context, slug, name string) (dirsvc.Mir
 			}
 		}
 		st.Written = len(roots)
-		if err := w.republish(lk, roots); err != nil {
+		if err := w.republish(lk, roots, nil); err != nil {
 			return err
 		}
 		_, err = w.ops.ExecContext(w.ctx, "DELETE FROM mirrored_records WHERE mirror = ?", name)

@@ -75,12 +75,11 @@ func NewHarvester(cfg MirrorConfig) *Harvester {
 
 // HarvestStats counts what a harvest did.
 type HarvestStats struct {
-	Pages   int   `json:"pages"`
-	Written int   `json:"written"`
-	Refused int   `json:"refused"`
-	Checked int   `json:"checked"` // records a full harvest did not see, asked for one by one
-	Gone    bool  `json:"restarted,omitempty"`
-	Cursor  int64 `json:"-"`
+	Pages   int  `json:"pages"`
+	Written int  `json:"written"`
+	Refused int  `json:"refused"`
+	Checked int  `json:"checked"` // records a full harvest did not see, asked for one by one
+	Gone    bool `json:"restarted,omitempty"`
 }
 
 // Run harvests every mirror of every directory until ctx ends: one loop per mirror, started and
@@ -134,8 +133,9 @@ func (h *Harvester) Run(ctx context.Context) {
 // more, every Interval once caught up, and after a failure a wait that doubles up to MaxBackoff.
 func (h *Harvester) loop(ctx context.Context, slug, name string) {
 	failures := 0
+	r := &run{h: h, slug: slug, name: name}
 	for ctx.Err() == nil {
-		more, _, err := h.step(ctx, slug, name)
+		more, _, err := r.step(ctx)
 		wait := time.Duration(0)
 		switch {
 		case err != nil && dirsvc.ErrorCode(err) == dirsvc.ENotFound && statusOf(err) == 0:
@@ -170,8 +170,9 @@ func (h *Harvester) loop(ctx context.Context, slug, name string) {
 // RunOnce harvests one mirror until it has caught up with its upstream (dirsvc mirror run-once).
 func (h *Harvester) RunOnce(ctx context.Context, slug, name string) (HarvestStats, error) {
 	var total HarvestStats
+	r := &run{h: h, slug: slug, name: name}
 	for {
-		more, st, err := h.step(ctx, slug, name)
+		more, st, err := r.step(ctx)
 		total.Pages += st.Pages
 		total.Written += st.Written
 		total.Refused += st.Refused
@@ -216,83 +217,128 @@ type feedPage struct {
 	HasMore    bool   `json:"hasMore"`
 }
 
-// step harvests one page of a mirror's upstream feed (or, at the end of a full harvest, one batch of
-// the records it did not see) and reports whether more is waiting.
-func (h *Harvester) step(ctx context.Context, slug, name string) (bool, HarvestStats, error) {
-	var st HarvestStats
-	m, err := h.mirror(ctx, slug, name)
-	if err != nil {
-		return false, st, err
-	}
+// run is the harvest of one mirror by one goroutine: while a page is written, the next is already
+// being read from the upstream and made into records (the two sides' work overlaps).
+type run struct {
+	h           *Harvester
+	slug, name  string
+	ahead       chan fetched
+	aheadCursor string
+}
+
+// fetched is a page of an upstream's feed read after cursor, made into what to write.
+type fetched struct {
+	gone    bool            // 410: the upstream no longer keeps the cursor
+	tier    dirsvc.Audience // the tier the upstream gave the client
+	ops     []dirsvc.MirrorOp
+	aud     dirsvc.Audiences
+	next    string
+	hasMore bool
+	err     error
+}
+
+// fetch reads the page of the mirror's upstream feed after cursor and makes its items into ops.
+func (h *Harvester) fetch(ctx context.Context, m *dirsvc.Mirror, cursor string) (f fetched) {
 	q := url.Values{"expand": {"entity"}, "limit": {strconv.Itoa(h.cfg.PageSize)}}
-	if m.Cursor != "" {
-		q.Set("since", m.Cursor)
+	if cursor != "" {
+		q.Set("since", cursor)
 	}
 	resp, err := h.client.do(ctx, m, http.MethodGet, "/changes?"+q.Encode(), nil, http.StatusOK)
 	if statusOf(err) == http.StatusGone {
-		h.cfg.Log.Info("mirror: the upstream no longer keeps the cursor; a full harvest begins", "directory", slug, "mirror", name)
-		st.Gone = true
-		return true, st, h.cfg.Store.RestartMirror(ctx, slug, name, m.Tier)
+		return fetched{gone: true}
 	} else if err != nil {
-		return false, st, fmt.Errorf("read the upstream feed: %w", err)
+		return fetched{err: fmt.Errorf("read the upstream feed: %w", err)}
 	}
 	defer resp.Body.Close()
-	tier, err := dirsvc.ParseAudience(resp.Header.Get("X-DIR-Audience"))
-	if err != nil || tier == dirsvc.Staff {
-		return false, st, fmt.Errorf("the upstream feed names no tier (X-DIR-Audience %q)", resp.Header.Get("X-DIR-Audience"))
+	if f.tier, err = dirsvc.ParseAudience(resp.Header.Get("X-DIR-Audience")); err != nil || f.tier == dirsvc.Staff {
+		return fetched{err: fmt.Errorf("the upstream feed names no tier (X-DIR-Audience %q)", resp.Header.Get("X-DIR-Audience"))}
 	}
-	if m.Tier != "" && m.Tier != tier.String() {
-		// What was harvested at the old tier is published to the wrong audiences now: all again.
-		h.cfg.Log.Info("mirror: the upstream tier changed; a full harvest begins", "directory", slug, "mirror", name, "from", m.Tier, "to", tier)
-		st.Gone = true
-		return true, st, h.cfg.Store.RestartMirror(ctx, slug, name, tier.String())
+	if m.Tier != "" && m.Tier != f.tier.String() {
+		return f // the caller begins a full harvest
 	}
-	aud, err := publishedTo(m.Audiences, tier)
-	if err != nil {
-		return false, st, err
+	if f.aud, err = publishedTo(m.Audiences, f.tier); err != nil {
+		return fetched{err: err}
 	}
 	var page feedPage
 	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
-		return false, st, fmt.Errorf("read the upstream feed: %w", err)
+		return fetched{err: fmt.Errorf("read the upstream feed: %w", err)}
 	}
 	if page.NextCursor == "" {
-		return false, st, errors.New("read the upstream feed: the page names no next cursor")
+		return fetched{err: errors.New("read the upstream feed: the page names no next cursor")}
 	}
+	f.next, f.hasMore = page.NextCursor, page.HasMore
 	origin := dirsvc.MirrorOrigin(m.Upstream, m.UpstreamDir)
 	ops := make([]dirsvc.MirrorOp, 0, len(page.Items))
 	for _, it := range page.Items {
 		switch {
 		case !dirsvc.ValidPublicID(it.EntityType, it.PublicID):
-			h.cfg.Log.Warn("mirror: an upstream item names no valid record; left out", "directory", slug, "mirror", name, "kind", it.EntityType)
+			h.cfg.Log.Warn("mirror: an upstream item names no valid record; left out", "mirror", m.Name, "kind", it.EntityType)
 		case dirsvc.Tombstone(it.EventType):
 			ops = append(ops, dirsvc.MirrorOp{PublicID: it.PublicID, Tombstone: it.EventType, Survivor: it.SurvivorPublicID})
 		case len(it.Entity) == 0 || string(it.Entity) == "null":
 			// The client does not see the record now: a tombstone follows in the feed.
 		default:
-			rec, err := recordFromView(it.EntityType, it.Entity, aud, origin)
+			rec, err := recordFromView(it.EntityType, it.Entity, f.aud, origin)
 			if err != nil || rec.Base().PublicID != it.PublicID {
-				h.cfg.Log.Warn("mirror: an upstream record cannot be read; left out", "directory", slug, "mirror", name, "publicId", it.PublicID, "err", err)
+				h.cfg.Log.Warn("mirror: an upstream record cannot be read; left out", "mirror", m.Name, "publicId", it.PublicID, "err", err)
 				continue
 			}
 			ops = append(ops, dirsvc.MirrorOp{Record: rec, PublicID: it.PublicID})
 		}
 	}
-	full := m.FullHarvest
-	more := page.HasMore
-	ms, err := h.cfg.Store.ApplyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: name, Ops: coalesce(ops),
-		Cursor: page.NextCursor, Tier: tier.String(), FullHarvest: full})
+	f.ops = coalesce(ops)
+	return f
+}
+
+// step harvests one page of a mirror's upstream feed (and, at the end of a full harvest, checks what
+// it did not see) and reports whether more is waiting.
+func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
+	h, slug, name := r.h, r.slug, r.name
+	var st HarvestStats
+	m, err := h.mirror(ctx, slug, name)
+	if err != nil {
+		return false, st, err
+	}
+	var f fetched
+	if r.ahead != nil && r.aheadCursor == m.Cursor {
+		f = <-r.ahead
+	} else {
+		f = h.fetch(ctx, m, m.Cursor)
+	}
+	r.ahead = nil
+	switch {
+	case f.gone:
+		h.cfg.Log.Info("mirror: the upstream no longer keeps the cursor; a full harvest begins", "directory", slug, "mirror", name)
+		st.Gone = true
+		return true, st, h.cfg.Store.RestartMirror(ctx, slug, name, m.Tier)
+	case f.err != nil:
+		return false, st, f.err
+	case m.Tier != "" && m.Tier != f.tier.String():
+		// What was harvested at the old tier is published to the wrong audiences now: all again.
+		h.cfg.Log.Info("mirror: the upstream tier changed; a full harvest begins", "directory", slug, "mirror", name, "from", m.Tier, "to", f.tier)
+		st.Gone = true
+		return true, st, h.cfg.Store.RestartMirror(ctx, slug, name, f.tier.String())
+	}
+	if f.hasMore {
+		ahead := make(chan fetched, 1)
+		r.ahead, r.aheadCursor = ahead, f.next
+		go func() { ahead <- h.fetch(ctx, m, f.next) }()
+	}
+	ms, err := h.cfg.Store.ApplyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: name, Ops: f.ops,
+		Cursor: f.next, Tier: f.tier.String(), FullHarvest: m.FullHarvest})
 	if err != nil {
 		return false, st, err
 	}
 	st.Pages, st.Written, st.Refused = 1, ms.Written, ms.Refused
-	if full && !more {
-		checked, refused, err := h.sweep(ctx, slug, m, page.NextCursor, tier, aud, origin)
+	if m.FullHarvest && !f.hasMore {
+		origin := dirsvc.MirrorOrigin(m.Upstream, m.UpstreamDir)
+		checked, refused, err := h.sweep(ctx, slug, m, f.next, f.tier, f.aud, origin)
 		st.Checked, st.Refused = checked, st.Refused+refused
 		if err != nil {
 			return false, st, err
 		}
 	}
-	return more, st, nil
+	return f.hasMore, st, nil
 }
 
 // publishedTo returns the audiences harvested records are published to here: the configured set, or
