@@ -64,6 +64,9 @@ type MirrorOp struct {
 type MirrorBatch struct {
 	Mirror string
 	Ops    []MirrorOp
+	// Bulk writes the batch as an import of the whole directory would: for tens of thousands of
+	// records, whose upkeep one by one costs more than making everything anew.
+	Bulk bool
 	// Cursor, Tier and FullHarvest are the mirror's state once the batch is written.
 	Cursor      string
 	Tier        string

@@ -170,7 +170,10 @@ func (s *Store) ApplyMirror(ctx context.Context, slug string, b dirsvc.MirrorBat
 // ApplyMirror writes a batch of a mirror's harvest in one write: each record as the upstream shows it,
 // each tombstone as the lifecycle state it names, then every view that depends on them, and the
 // mirror's state after the batch. A record this directory holds of its own (or of another mirror) is
-// left alone and counted as refused; so is a record that refers to one that is not here.
+// left alone and counted as refused; so is a record that refers to one that is not here. A bulk batch
+// is laid over every record of the directory and written as an import of the whole would be: a write
+// of many records pays the incremental upkeep of narrowing keys, feed placements and search documents
+// for each, the bulk path once for all.
 func (d *Directory) ApplyMirror(ctx context.Context, b dirsvc.MirrorBatch) (dirsvc.MirrorStats, error) {
 	var st dirsvc.MirrorStats
 	_, err := d.write(ctx, func(w *writeTx) error {
@@ -182,24 +185,39 @@ func (d *Directory) ApplyMirror(ctx context.Context, b dirsvc.MirrorBatch) (dirs
 		} else if err != nil {
 			return fmt.Errorf("read mirror %s: %w", b.Mirror, err)
 		}
-		lk, err := newTxLookup(w.ctx, w.ops, w.pub)
-		if err != nil {
-			return err
+		var t mirrorTarget
+		var snap *dirsvc.Snapshot
+		if b.Bulk {
+			if snap, err = w.loadSnapshot(); err != nil {
+				return err
+			}
+			t = newSnapTarget(snap)
+		} else {
+			lk, err := newTxLookup(w.ctx, w.ops, w.pub)
+			if err != nil {
+				return err
+			}
+			t = lkTarget{lk}
 		}
 		var roots []string
 		fresh := map[string]bool{}
 		for _, op := range b.Ops {
-			ok, err := w.mirrorOp(lk, b.Mirror, op, fresh)
+			id := op.PublicID
+			if op.Record != nil {
+				id = op.Record.Base().PublicID
+			}
+			var owner string
+			err := (keptReader{w, w.ops}).QueryRowContext(w.ctx, "SELECT mirror FROM mirrored_records WHERE public_id = ?", id).Scan(&owner)
+			if err != nil && !isNoRows(err) {
+				return fmt.Errorf("read the owner of %s: %w", id, err)
+			}
+			ok, err := mirrorOp(t, owner, b.Mirror, op, fresh)
 			if err != nil {
 				return err
 			}
 			if !ok {
 				st.Refused++
 				continue
-			}
-			id := op.PublicID
-			if op.Record != nil {
-				id = op.Record.Base().PublicID
 			}
 			if err := w.exec(w.ops, `INSERT INTO mirrored_records (public_id, mirror, generation) VALUES (?, ?, ?)
 ON CONFLICT (public_id) DO UPDATE SET generation = excluded.generation`, id, b.Mirror, gen); err != nil {
@@ -208,7 +226,12 @@ ON CONFLICT (public_id) DO UPDATE SET generation = excluded.generation`, id, b.M
 			roots = append(roots, id)
 			st.Written++
 		}
-		if err := w.republish(lk, roots, fresh); err != nil {
+		if snap != nil {
+			err = w.importSnapshot(snap, nil)
+		} else {
+			err = w.republish(t.(lkTarget).lk, roots, fresh)
+		}
+		if err != nil {
 			return err
 		}
 		return w.exec(w.ops, `UPDATE mirrors SET cursor = ?, tier = ?, full_harvest = ?, harvested = harvested + ?,
@@ -218,21 +241,59 @@ ON CONFLICT (public_id) DO UPDATE SET generation = excluded.generation`, id, b.M
 	return st, err
 }
 
-// mirrorOp lays one harvested change over lk; false when the record is not the mirror's to write.
-// A record that was not here before is added to fresh.
-func (w *writeTx) mirrorOp(lk *txLookup, mirror string, op dirsvc.MirrorOp, fresh map[string]bool) (bool, error) {
+// mirrorTarget is what a batch's changes are laid over: the write's lookup of stored records, or
+// (bulk) a snapshot of the whole directory.
+type mirrorTarget interface {
+	get(id string) (dirsvc.Record, error) // nil when there is none
+	put(rec dirsvc.Record)
+}
+
+type lkTarget struct{ lk *txLookup }
+
+func (t lkTarget) get(id string) (dirsvc.Record, error) { r := t.lk.get(id); return r, t.lk.err }
+func (t lkTarget) put(rec dirsvc.Record)                { t.lk.put(rec) }
+
+type snapTarget struct {
+	snap *dirsvc.Snapshot
+	at   map[string]int // index in snap.Records by public ID
+}
+
+func newSnapTarget(snap *dirsvc.Snapshot) *snapTarget {
+	t := &snapTarget{snap: snap, at: make(map[string]int, len(snap.Records))}
+	for i, r := range snap.Records {
+		t.at[r.Base().PublicID] = i
+	}
+	return t
+}
+
+func (t *snapTarget) get(id string) (dirsvc.Record, error) {
+	if i, ok := t.at[id]; ok {
+		return t.snap.Records[i], nil
+	}
+	return nil, nil
+}
+
+func (t *snapTarget) put(rec dirsvc.Record) {
+	id := rec.Base().PublicID
+	if i, ok := t.at[id]; ok {
+		t.snap.Records[i] = rec
+		return
+	}
+	t.at[id] = len(t.snap.Records)
+	t.snap.Records = append(t.snap.Records, rec)
+}
+
+// mirrorOp lays one harvested change over t; false when the record is not the mirror's to write
+// (owner names the mirror that owns the record now, if any). A record that was not here before is
+// added to fresh.
+func mirrorOp(t mirrorTarget, owner, mirror string, op dirsvc.MirrorOp, fresh map[string]bool) (bool, error) {
 	id := op.PublicID
 	if op.Record != nil {
 		id = op.Record.Base().PublicID
 	}
-	var owner string
-	err := w.ops.QueryRowContext(w.ctx, "SELECT mirror FROM mirrored_records WHERE public_id = ?", id).Scan(&owner)
-	if err != nil && !isNoRows(err) {
-		return false, fmt.Errorf("read the owner of %s: %w", id, err)
-	}
-	existing := lk.get(id)
-	if lk.err != nil {
-		return false, lk.err
+	existing, err := t.get(id)
+	if err != nil {
+		return false, err
 	}
 	if owner != mirror && (existing != nil || owner != "") {
 		return false, nil
@@ -246,13 +307,13 @@ func (w *writeTx) mirrorOp(lk *txLookup, mirror string, op dirsvc.MirrorOp, fres
 				if ref == "" {
 					continue // a location the upstream does not show the client
 				}
-				if r := lk.get(ref); r == nil || r.Kind() != kind {
-					return false, lk.err
+				if r, err := t.get(ref); r == nil || r.Kind() != kind {
+					return false, err
 				}
 			}
 		}
 		clearVersions(rec)
-		lk.put(rec)
+		t.put(rec)
 		if existing == nil {
 			fresh[id] = true
 		}
@@ -267,7 +328,10 @@ func (w *writeTx) mirrorOp(lk *txLookup, mirror string, op dirsvc.MirrorOp, fres
 	case dirsvc.EventClosed:
 		m.State = dirsvc.StateClosed
 	case dirsvc.EventMerged:
-		s := lk.get(op.Survivor)
+		s, err := t.get(op.Survivor)
+		if err != nil {
+			return false, err
+		}
 		if s != nil && s.Kind() == existing.Kind() && op.Survivor != id && s.Base().Origin == m.Origin &&
 			(s.Base().State == dirsvc.StateLive || s.Base().State == dirsvc.StateVisibilityReduced) {
 			m.State, m.Survivor = dirsvc.StateMerged, op.Survivor
@@ -280,8 +344,8 @@ func (w *writeTx) mirrorOp(lk *txLookup, mirror string, op dirsvc.MirrorOp, fres
 	default: // deleted
 		m.State = dirsvc.StateRemoved
 	}
-	lk.put(existing)
-	return true, lk.err
+	t.put(existing)
+	return true, nil
 }
 
 // republish saves the records roots (laid over lk) and every record whose views depend on them, each
@@ -314,12 +378,14 @@ func (w *writeTx) republish(lk *txLookup, roots []string, fresh map[string]bool)
 	slices.SortStableFunc(ids, func(a, b string) int {
 		return kindRank(dirsvc.KindOfID(a)) - kindRank(dirsvc.KindOfID(b))
 	})
-	for _, id := range ids {
-		if err := w.saveFromLookup(lk, id); err != nil {
-			return err
+	return w.batchRows(func() error {
+		for _, id := range ids {
+			if err := w.saveFromLookup(lk, id); err != nil {
+				return err
+			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // saveFromLookup saves the record id as lk holds it, against its stored row and canonical hash.

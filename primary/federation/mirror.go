@@ -224,7 +224,17 @@ type run struct {
 	slug, name  string
 	ahead       chan fetched
 	aheadCursor string
+	// During a full harvest, pages are gathered (pending, read up to pendingCursor) and written
+	// together in bulk once bulkHarvest changes are waiting or the feed has no more.
+	pending       []dirsvc.MirrorOp
+	pendingCursor string
 }
+
+// bulkHarvest is how many changes of a full harvest are gathered for one bulk write.
+const bulkHarvest = 50_000
+
+// bulkWrite is the size from which gathered changes are written in bulk rather than in parts.
+const bulkWrite = 20_000
 
 // fetched is a page of an upstream's feed read after cursor, made into what to write.
 type fetched struct {
@@ -299,13 +309,20 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 	if err != nil {
 		return false, st, err
 	}
+	cursor := m.Cursor
+	if len(r.pending) > 0 {
+		cursor = r.pendingCursor
+	}
 	var f fetched
-	if r.ahead != nil && r.aheadCursor == m.Cursor {
+	if r.ahead != nil && r.aheadCursor == cursor {
 		f = <-r.ahead
 	} else {
-		f = h.fetch(ctx, m, m.Cursor)
+		f = h.fetch(ctx, m, cursor)
 	}
 	r.ahead = nil
+	if f.gone || f.err != nil || f.tier.String() != m.Tier && m.Tier != "" {
+		r.pending = nil // read again from the stored cursor
+	}
 	switch {
 	case f.gone:
 		h.cfg.Log.Info("mirror: the upstream no longer keeps the cursor; a full harvest begins", "directory", slug, "mirror", name)
@@ -324,12 +341,34 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 		r.ahead, r.aheadCursor = ahead, f.next
 		go func() { ahead <- h.fetch(ctx, m, f.next) }()
 	}
-	ms, err := h.cfg.Store.ApplyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: name, Ops: f.ops,
-		Cursor: f.next, Tier: f.tier.String(), FullHarvest: m.FullHarvest})
-	if err != nil {
-		return false, st, err
+	st.Pages = 1
+	ops := f.ops
+	if m.FullHarvest && f.hasMore && len(r.pending)+len(ops) < bulkHarvest {
+		r.pending, r.pendingCursor = append(r.pending, ops...), f.next
+		return true, st, nil
 	}
-	st.Pages, st.Written, st.Refused = 1, ms.Written, ms.Refused
+	if len(r.pending) > 0 {
+		ops, r.pending = coalesce(append(r.pending, ops...)), nil
+	}
+	// Many changes go in bulk; fewer in parts of writeBatch, of which only the last moves the cursor,
+	// so a page cut short is read and written again (to the same effect) after a restart.
+	part := writeBatch
+	if len(ops) >= bulkWrite {
+		part = len(ops)
+	}
+	for start := 0; start == 0 || start < len(ops); start += part {
+		end := min(start+part, len(ops))
+		cursor := m.Cursor
+		if end == len(ops) {
+			cursor = f.next
+		}
+		ms, err := h.cfg.Store.ApplyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: name, Ops: ops[start:end],
+			Bulk: part >= bulkWrite, Cursor: cursor, Tier: f.tier.String(), FullHarvest: m.FullHarvest})
+		if err != nil {
+			return false, st, err
+		}
+		st.Written, st.Refused = st.Written+ms.Written, st.Refused+ms.Refused
+	}
 	if m.FullHarvest && !f.hasMore {
 		origin := dirsvc.MirrorOrigin(m.Upstream, m.UpstreamDir)
 		checked, refused, err := h.sweep(ctx, slug, m, f.next, f.tier, f.aud, origin)
@@ -381,6 +420,11 @@ func coalesce(ops []dirsvc.MirrorOp) []dirsvc.MirrorOp {
 	slices.SortStableFunc(out, func(a, b dirsvc.MirrorOp) int { return cmp.Compare(rank(a), rank(b)) })
 	return out
 }
+
+// writeBatch is the most changes one write takes. A write that places more records than the store's
+// whole-refresh bound (dirdb) makes every record's narrowing keys and feed placements anew, a cost
+// that grows with the directory; parts of this size stay well under it.
+const writeBatch = 200
 
 // sweepBatch is how many unseen records one write of a sweep settles.
 const sweepBatch = 100
