@@ -129,8 +129,9 @@ func (h *Harvester) Run(ctx context.Context) {
 	}
 }
 
-// loop harvests one mirror until ctx ends or the mirror is removed: at once while the upstream has
-// more, every Interval once caught up, and after a failure a wait that doubles up to MaxBackoff.
+// loop harvests one mirror until ctx ends (Run ends it once the mirror is removed): at once while
+// the upstream has more, every Interval once caught up, and after a failure a wait that doubles up
+// to MaxBackoff.
 func (h *Harvester) loop(ctx context.Context, slug, name string) {
 	failures := 0
 	r := &run{h: h, slug: slug, name: name}
@@ -139,7 +140,7 @@ func (h *Harvester) loop(ctx context.Context, slug, name string) {
 		wait := time.Duration(0)
 		switch {
 		case err != nil && dirsvc.ErrorCode(err) == dirsvc.ENotFound && statusOf(err) == 0:
-			return // the mirror was removed
+			wait = h.cfg.Interval // the mirror was removed: Run ends this loop when it sees so
 		case err != nil:
 			if ctx.Err() != nil {
 				return
