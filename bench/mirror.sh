@@ -49,12 +49,14 @@ DIRSVC_MIRROR_CLIENT_SECRET="$secret" "$out/dirsvc" mirror --data "$a" add --dir
   --upstream http://127.0.0.1:8091 --upstream-dir demo --client-id "$id" --allow-loopback 2>/dev/null
 
 echo "== mirroring $services services from empty (target: >= 20,000 records/s)"
-start=$(date +%s.%N)
-stats=$("$out/dirsvc" mirror --data "$a" run-once --dir agg b --allow-loopback 2>/dev/null)
-end=$(date +%s.%N)
+uptime
+stats=$(/usr/bin/time -f "%e %U %S %M" -o "$out/mirror-time.txt" "$out/dirsvc" mirror --data "$a" run-once --dir agg b --allow-loopback 2>/dev/null)
 written=$(echo "$stats" | sed 's/.*"written":\([0-9]*\).*/\1/')
 echo "$stats"
-awk -v n="$written" -v s="$start" -v e="$end" 'BEGIN { printf "%d records in %.1f s: %.0f records/s\n", n, e - s, n / (e - s) }'
+read -r wall user sys rss < "$out/mirror-time.txt"
+awk -v n="$written" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
+  printf "%d records in %.1f s: %.0f records/s (wall); CPU %.1f s: %.0f records/s (CPU); peak RSS %d MB\n",
+    n, w, n / w, u + s, n / (u + s), r / 1024 }'
 
 echo "== steady-state lag from a change at B to a read at A, default settings (target: p50 <= 2 s)"
 reader=$("$out/dirsvc" clients --data "$a" create --name "Reader" --directory agg --tier partner --scopes "graph:read")

@@ -29,14 +29,31 @@ func main() {
 	n := flag.Int("n", 20, "changes to make")
 	gap := flag.Duration("gap", 300*time.Millisecond, "wait between one change seen and the next made")
 	flag.Parse()
-	lines, err := services(*file, *n)
+	lines, err := services(*file, 20**n)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mirrorlag:", err)
 		os.Exit(1)
 	}
+	read := func(id string) (int, []byte) {
+		req, _ := http.NewRequest("GET", *mirror+"/v1/d/"+*mirrorDir+"/services/"+id+"?view=brief", nil)
+		req.Header.Set("Authorization", "Bearer "+*token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
 	var lags []time.Duration
 	for i, rec := range lines {
+		if len(lags) == *n {
+			break
+		}
 		id := rec["publicId"].(string)
+		if status, _ := read(id); status != http.StatusOK {
+			continue // hidden from the harvesting client at the upstream, or from the reader here
+		}
 		marker := fmt.Sprintf("lag probe %d %d", i, time.Now().UnixNano())
 		rec["description"] = marker
 		body, _ := json.Marshal(rec)
@@ -50,15 +67,8 @@ func main() {
 		resp.Body.Close()
 		written := time.Now()
 		for {
-			req, _ := http.NewRequest("GET", *mirror+"/v1/d/"+*mirrorDir+"/services/"+id+"?view=brief", nil)
-			req.Header.Set("Authorization", "Bearer "+*token)
-			resp, err := http.DefaultClient.Do(req)
-			if err == nil {
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if bytes.Contains(b, []byte(marker)) {
-					break
-				}
+			if _, b := read(id); bytes.Contains(b, []byte(marker)) {
+				break
 			}
 			if time.Since(written) > time.Minute {
 				fmt.Fprintf(os.Stderr, "mirrorlag: %s not seen at the mirror within a minute\n", id)
@@ -69,13 +79,17 @@ func main() {
 		lags = append(lags, time.Since(written))
 		time.Sleep(*gap)
 	}
+	if len(lags) < *n {
+		fmt.Fprintf(os.Stderr, "mirrorlag: %d services to change found, not %d\n", len(lags), *n)
+		os.Exit(1)
+	}
 	slices.Sort(lags)
 	q := func(p float64) time.Duration { return lags[int(p*float64(len(lags)-1))] }
 	fmt.Printf("changes %d: lag p50 %v, p90 %v, max %v\n", len(lags), q(0.5).Round(time.Millisecond),
 		q(0.9).Round(time.Millisecond), lags[len(lags)-1].Round(time.Millisecond))
 }
 
-// services returns n live services every audience sees, from the import file, spread over it.
+// services returns up to n live services of the import file, spread over it.
 func services(file string, n int) ([]map[string]any, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -95,9 +109,6 @@ func services(file string, n int) ([]map[string]any, error) {
 			return nil, err
 		}
 		out = append(out, rec)
-	}
-	if len(out) < n {
-		return nil, fmt.Errorf("the file has %d services to change, not %d", len(out), n)
 	}
 	return out, sc.Err()
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -264,5 +263,3 @@ func (m *Main) mirrorReceipt(ctx context.Context, store *dirdb.Store, g *webhook
 	}
 	return m.printJSON(r)
 }
-
-var _ flag.Value = fieldFlags{}

@@ -229,10 +229,12 @@ type run struct {
 	// together in bulk once bulkHarvest changes are waiting or the feed has no more.
 	pending       []dirsvc.MirrorOp
 	pendingCursor string
+	// harvest names the mirror and full harvest that ahead and pending belong to.
+	harvest string
 }
 
 // bulkHarvest is how many changes of a full harvest are gathered for one bulk write.
-const bulkHarvest = 50_000
+const bulkHarvest = 250_000
 
 // bulkWrite is the size from which gathered changes are written in bulk rather than in parts.
 const bulkWrite = 20_000
@@ -309,6 +311,10 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 	m, err := h.mirror(ctx, slug, name)
 	if err != nil {
 		return false, st, err
+	}
+	if harvest := fmt.Sprint(m.CreatedAt.UnixNano(), " ", m.Generation); harvest != r.harvest {
+		// Another mirror of the name, or another full harvest: nothing read for the last one counts.
+		r.harvest, r.ahead, r.pending = harvest, nil, nil
 	}
 	cursor := m.Cursor
 	if len(r.pending) > 0 {
@@ -481,7 +487,11 @@ func (h *Harvester) lookUp(ctx context.Context, m *dirsvc.Mirror, id string, aud
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently:
-		return dirsvc.MirrorOp{PublicID: id, Tombstone: dirsvc.EventMerged, Survivor: path.Base(resp.Header.Get("Location"))}, nil
+		loc, err := url.Parse(resp.Header.Get("Location"))
+		if err != nil {
+			return dirsvc.MirrorOp{}, fmt.Errorf("the upstream's 301 names no survivor: %w", err)
+		}
+		return dirsvc.MirrorOp{PublicID: id, Tombstone: dirsvc.EventMerged, Survivor: path.Base(loc.Path)}, nil
 	case http.StatusGone:
 		return dirsvc.MirrorOp{PublicID: id, Tombstone: dirsvc.EventDeleted}, nil
 	case http.StatusNotFound:

@@ -32,9 +32,10 @@ type Receipt struct {
 // credentials, through the primary's outbound guard.
 type Forwarder struct{ client *upstreamClient }
 
-// NewForwarder returns a forwarder whose requests pass g.
+// NewForwarder returns a forwarder whose requests pass g. A proposal is sent once: sent again after
+// an answer that came too late, the upstream would queue it twice.
 func NewForwarder(g *webhook.Guard) *Forwarder {
-	return &Forwarder{client: newUpstreamClient(g, 30*time.Second, 2)}
+	return &Forwarder{client: newUpstreamClient(g, 30*time.Second, 0)}
 }
 
 // Forward posts p to the mirror's upstream (POST federation/forwarded/proposals) and returns the
