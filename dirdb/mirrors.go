@@ -21,7 +21,7 @@ func errNoMirror(name string) error {
 	return dirsvc.Errorf(dirsvc.ENotFound, "The directory has no mirror named %q.", name)
 }
 
-// mirrorDirectory returns the writable directory slug; a replica has no mirrors.
+// mirrorDirectory returns the directory slug of a primary's store; a replica has no mirrors.
 func (s *Store) mirrorDirectory(ctx context.Context, slug string) (*Directory, error) {
 	if s.replica {
 		return nil, errReplica
