@@ -59,13 +59,18 @@ var moduleHomes = map[string]string{
 }
 
 // moduleHome checks that a third-party import is in its module's home package.
+// moreHomes are further packages that adapt a module of moduleHomes themselves.
+var moreHomes = map[string][]string{
+	"github.com/hashicorp/go-retryablehttp": {"primary/federation"}, // mirrors' harvests of their upstreams
+}
+
 func moduleHome(pkg, imp string) string {
 	if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") || strings.HasPrefix(imp, module) {
 		return "" // the standard library, or the project
 	}
 	for m, home := range moduleHomes {
 		if strings.HasPrefix(imp, m) {
-			if pkg != home {
+			if pkg != home && !slices.Contains(moreHomes[m], pkg) {
 				return "only " + home + " imports " + m + " (moduleHomes)"
 			}
 			return ""

@@ -24,11 +24,28 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 		return dirsvc.ImportStats{}, dirsvc.InvalidParam("directory.slug",
 			"the file describes directory %q, not %q", snap.Directory.Slug, d.slug)
 	}
-	return d.write(ctx, func(w *writeTx) error { return w.importSnapshot(snap) })
+	return d.write(ctx, func(w *writeTx) error {
+		// Mirrored records are not the file's: it may neither hold nor remove them.
+		mirrored, err := w.mirroredIDs()
+		if err != nil {
+			return err
+		}
+		for _, rec := range snap.Records {
+			m := rec.Base()
+			if m.Origin != "" {
+				return dirsvc.InvalidParam("origin", "%s: the origin of a record is set only by mirroring", m.PublicID)
+			}
+			if mirrored[m.PublicID] {
+				return dirsvc.Errorf(dirsvc.EMirrored, "%s is a mirrored record of this directory: the file may not hold it", m.PublicID)
+			}
+		}
+		return w.importSnapshot(snap, mirrored)
+	})
 }
 
-// importSnapshot makes the directory equal to the snapshot, inside the write w.
-func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
+// importSnapshot makes the directory equal to the snapshot, inside the write w; the records keep
+// names are left as they are, though the snapshot does not hold them.
+func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (err error) {
 	ctx := w.ctx
 	// Kind order keeps the change log readable (organisations before their sites and services); ID
 	// order within a kind makes every primary-key insert an append, which is most of an import's work.
@@ -81,7 +98,7 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot) (err error) {
 	}
 	var gone []string
 	for id, r := range prev {
-		if !inFile[id] && r.state != dirsvc.StateRemoved {
+		if !inFile[id] && !keep[id] && r.state != dirsvc.StateRemoved {
 			gone = append(gone, id)
 		}
 	}

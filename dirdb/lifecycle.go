@@ -19,7 +19,14 @@ func (d *Directory) Update(ctx context.Context, rec dirsvc.Record) (dirsvc.Impor
 		}
 		clearVersions(rec)
 		m := rec.Base()
-		if old := lk.get(m.PublicID); old != nil {
+		old := lk.get(m.PublicID)
+		if old != nil && old.Base().Origin != "" {
+			return refuseMirrored(old)
+		}
+		if m.Origin != "" {
+			return dirsvc.InvalidParam("origin", "the origin of a record is set only by mirroring")
+		}
+		if old != nil {
 			if old.Kind() != rec.Kind() {
 				return dirsvc.InvalidParam("publicId", "%s is a %s, not a %s", m.PublicID, old.Kind(), rec.Kind())
 			}
@@ -52,6 +59,9 @@ func (d *Directory) Transition(ctx context.Context, publicID string, t dirsvc.Tr
 		rec := lk.get(publicID)
 		if rec == nil {
 			return dirsvc.ErrNotFound
+		}
+		if rec.Base().Origin != "" {
+			return refuseMirrored(rec)
 		}
 		m := rec.Base()
 		m.Survivor = ""

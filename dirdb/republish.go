@@ -23,7 +23,7 @@ func (d *Directory) Republish(ctx context.Context) (dirsvc.ImportStats, error) {
 		if err != nil {
 			return err
 		}
-		return w.importSnapshot(snap)
+		return w.importSnapshot(snap, nil)
 	})
 }
 

@@ -10,6 +10,7 @@
 //	dirsvc record  [--data DIR] --dir SLUG OPERATION ...   lifecycle operations (see dirsvc record -h)
 //	dirsvc clients [--data DIR] OPERATION ...        partner clients (see dirsvc clients -h)
 //	dirsvc moderation [--data DIR] --dir SLUG OPERATION ...   forwarded proposals and issues (see dirsvc moderation -h)
+//	dirsvc mirror  [--data DIR] OPERATION ...        mirrors of other directories (see dirsvc mirror -h)
 //	dirsvc platform [--data DIR] senior-management SLUG on|off | server-key | signing-keys | rotate-signing-key | retire-signing-key KID
 //	dirsvc backup  [--data DIR] [--replica-dir DIR] [--s3-bucket B ...]
 //	dirsvc backup edge-policy --s3-bucket B [--s3-path P]   the read-only policy of edges' credentials
@@ -105,6 +106,7 @@ commands:
   clients  partner clients: create, list, grant, ungrant, rotate, revoke, request, requests, approve, refuse
   moderation forwarded proposals and issues: list, show, accept, approve, reject, resolve, no-action;
            moderators, moderator add|remove
+  mirror   mirrors of other directories: add, list, remove, run-once; forward a correction upstream, receipt
   platform platform operator switches: senior-management SLUG on|off; server-key prints the server key;
            signing-keys lists the token signing keys; rotate-signing-key; retire-signing-key KID
   backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream);
@@ -154,6 +156,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.clients(ctx, rest)
 	case "moderation":
 		return m.moderation(ctx, rest)
+	case "mirror":
+		return m.mirror(ctx, rest)
 	case "platform":
 		return m.platform(ctx, rest)
 	case "backup":

@@ -22,6 +22,7 @@ import (
 	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/demo"
 	"github.com/dirsvc/dirsvc/primary/export"
+	"github.com/dirsvc/dirsvc/primary/federation"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 	"github.com/dirsvc/dirsvc/replicate"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -62,6 +63,8 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	}
 	acceptNewKey := fs.Bool("accept-new-server-key", envBool("DIRSVC_ACCEPT_NEW_SERVER_KEY"), acceptNewKeyUsage)
 	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", random, at least 16 characters, e.g. from openssl rand -base64 32 ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
+	mirrorInterval := fs.Duration("mirror-interval", envDuration("DIRSVC_MIRROR_INTERVAL", time.Second), "how often a mirror's upstream feed is read once the mirror has caught up ($DIRSVC_MIRROR_INTERVAL)")
+	mirrorLoopback := fs.Bool("mirror-allow-loopback", envBool("DIRSVC_MIRROR_ALLOW_LOOPBACK"), "let mirrors' harvests reach loopback and private addresses: tests and local setups only ($DIRSVC_MIRROR_ALLOW_LOOPBACK)")
 	hf := addHTTPFlags(fs)
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
@@ -207,6 +210,12 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	go func() { ps.Exports.Run(exportCtx); close(exportsDone) }()
 	defer func() { stopExports(); <-exportsDone }()
 	go m.pruneChanges(ctx, store)
+	mirrors := federation.NewHarvester(federation.MirrorConfig{Store: store, Directories: store.Slugs,
+		Guard: webhook.NewGuard(*mirrorLoopback), Interval: *mirrorInterval, Log: m.Log})
+	mirrorCtx, stopMirrors := context.WithCancel(ctx)
+	mirrorsDone := make(chan struct{})
+	go func() { mirrors.Run(mirrorCtx); close(mirrorsDone) }()
+	defer func() { stopMirrors(); <-mirrorsDone }() // harvests write to the store: they end before it closes
 	if rep != nil && *repToken != "" {
 		stream, err := replicate.Stream(rep, *repToken, func(ctx context.Context) (*dirsvc.Platform, error) {
 			p, err := store.Platform(ctx)

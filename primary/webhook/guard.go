@@ -113,37 +113,65 @@ func (g *guard) checkURL(ctx context.Context, raw string) (string, error) {
 	case u.Fragment != "":
 		return bad("the URL may not hold a fragment")
 	}
-	host := u.Hostname()
 	if port := u.Port(); port != "" {
 		if p, err := net.LookupPort("tcp", port); err != nil || p == 0 {
 			return bad("the port is not valid")
 		}
 	}
+	if msg := g.checkHost(ctx, u.Hostname()); msg != "" {
+		return bad("%s", msg)
+	}
+	return u.String(), nil
+}
+
+// checkHost says why host is not a public internet address or name, or "" when it is (or when
+// private addresses are allowed).
+func (g *guard) checkHost(ctx context.Context, host string) string {
 	if g.allowPrivate {
-		return u.String(), nil
+		return ""
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
 		if !publicAddr(ip) {
-			return bad("the address is not a public internet address")
+			return "the address is not a public internet address"
 		}
-		return u.String(), nil
+		return ""
 	}
 	if name := strings.ToLower(strings.TrimSuffix(host, ".")); name == "localhost" || strings.HasSuffix(name, ".localhost") ||
 		strings.HasSuffix(name, ".local") || strings.HasSuffix(name, ".internal") || !strings.Contains(name, ".") {
-		return bad("the host is not a public internet name")
+		return "the host is not a public internet name"
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil || len(addrs) == 0 {
-		return bad("the host does not resolve")
+		return "the host does not resolve"
 	}
 	for _, a := range addrs {
 		if !publicAddr(a) {
-			return bad("the host resolves to an address that is not public (%s)", kindOf(a))
+			return fmt.Sprintf("the host resolves to an address that is not public (%s)", kindOf(a))
 		}
 	}
-	return u.String(), nil
+	return ""
+}
+
+// Guard is the check of outbound addresses for other senders of the primary (mirroring harvests):
+// the very rules webhooks follow, at registration and at every connection.
+type Guard struct{ g guard }
+
+// NewGuard returns a guard; allowPrivate lets loopback and private addresses through (tests and
+// local setups only).
+func NewGuard(allowPrivate bool) *Guard { return &Guard{guard{allowPrivate: allowPrivate}} }
+
+// AllowsPrivate reports whether the guard lets private addresses through.
+func (g *Guard) AllowsPrivate() bool { return g.g.allowPrivate }
+
+// CheckHost says why host is not a public internet address or name, or "" when it is.
+func (g *Guard) CheckHost(ctx context.Context, host string) string { return g.g.checkHost(ctx, host) }
+
+// Control is a net.Dialer Control function that refuses a connection to an address that is not
+// public, on the address actually dialled.
+func (g *Guard) Control(network, address string, c syscall.RawConn) error {
+	return g.g.control(network, address, c)
 }
 
 // kindOf names the kind of a non-public address, for the registering partner.

@@ -1,0 +1,69 @@
+package federation
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/primary/webhook"
+)
+
+// ForwardedProposal is a correction of a mirrored record sent to its upstream (section 4.8): the
+// upstream's public ID of the record, the text fields to change, a message for the upstream's
+// moderators and this directory's own reference.
+type ForwardedProposal struct {
+	PublicID  string            `json:"publicId"`
+	Changes   map[string]string `json:"changes"`
+	Message   string            `json:"message,omitempty"`
+	Reference string            `json:"reference,omitempty"`
+}
+
+// Forwarder sends corrections of mirrored records to their upstreams with the mirrors' client
+// credentials, through the primary's outbound guard.
+type Forwarder struct{ client *upstreamClient }
+
+// NewForwarder returns a forwarder whose requests pass g. A proposal is sent once: sent again after
+// an answer that came too late, the upstream would queue it twice.
+func NewForwarder(g *webhook.Guard) *Forwarder {
+	return &Forwarder{client: newUpstreamClient(g, 30*time.Second, 0)}
+}
+
+// Forward posts p to the mirror's upstream (POST federation/forwarded/proposals) and returns the
+// upstream's receipt (the Receipt this service gives its own forwarding clients); a refusal is an error with the upstream's status and words.
+func (f *Forwarder) Forward(ctx context.Context, m *dirsvc.Mirror, p ForwardedProposal) (Receipt, error) {
+	body, err := json.Marshal(p)
+	if err != nil {
+		return Receipt{}, err
+	}
+	resp, err := f.client.do(ctx, m, http.MethodPost, "/federation/forwarded/proposals", body, http.StatusCreated, http.StatusOK)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("forward the proposal: %w", err)
+	}
+	defer resp.Body.Close()
+	return readReceipt(resp)
+}
+
+// Receipt reads a receipt the upstream gave the mirror's client (GET federation/forwarded/{id}).
+func (f *Forwarder) Receipt(ctx context.Context, m *dirsvc.Mirror, id string) (Receipt, error) {
+	if !dirsvc.ValidUUID(id) {
+		return Receipt{}, dirsvc.InvalidParam("id", "a receipt id is a UUID")
+	}
+	resp, err := f.client.do(ctx, m, http.MethodGet, "/federation/forwarded/"+url.PathEscape(id), nil, http.StatusOK)
+	if err != nil {
+		return Receipt{}, fmt.Errorf("read the receipt: %w", err)
+	}
+	defer resp.Body.Close()
+	return readReceipt(resp)
+}
+
+func readReceipt(resp *http.Response) (Receipt, error) {
+	var r Receipt
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.ID == "" || r.Status == "" {
+		return Receipt{}, fmt.Errorf("the upstream's answer is not a receipt (id and status)")
+	}
+	return r, nil
+}
