@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -27,8 +28,31 @@ import (
 // adminToken is the admin token of the test primary.
 const adminToken = "q7Rz2kWv9XmP4tLs"
 
-// mirrored is a service the small directory mirrors from another directory.
-const mirrored = `{"kind":"service","publicId":"svc_mirror","organisation":"org_coast","location":"loc_coast","name":"Mirrored Counselling","type":"psychology","origin":"https://other.example.org/v1/d/north/federation/manifest"}`
+// mirrorService makes the small directory mirror a service (and its organisation and site) from
+// another directory, through the mirror's own write path.
+func mirrorService(t testing.TB, store *dirdb.Store) {
+	t.Helper()
+	ctx := context.Background()
+	if err := store.AddMirror(ctx, "small", dirsvc.Mirror{Name: "north", Upstream: "https://other.example.org",
+		UpstreamDir: "north", ClientID: "dirc_x", Secret: "a secret", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	meta := func(id string) dirsvc.Meta {
+		return dirsvc.Meta{PublicID: id, State: dirsvc.StateLive, VisibleTo: dirsvc.Everyone,
+			Origin: dirsvc.MirrorOrigin("https://other.example.org", "north")}
+	}
+	ops := []dirsvc.MirrorOp{
+		{Record: &dirsvc.Organisation{Meta: meta("org_north"), Name: "North Health"}},
+		{Record: &dirsvc.Location{Meta: meta("loc_north"), Organisation: "org_north", Name: "North Health Clinic",
+			Address: dirsvc.Address{Lines: []string{"1 Main Street"}, Locality: "Sydney", State: "NSW", Postcode: "2000",
+				Country: "AU", VisibleTo: dirsvc.Everyone}}},
+		{Record: &dirsvc.Service{Meta: meta("svc_mirror"), Organisation: "org_north", Location: "loc_north",
+			Name: "Mirrored Counselling", Type: "psychology"}},
+	}
+	if st, err := store.ApplyMirror(ctx, "small", dirsvc.MirrorBatch{Mirror: "north", Ops: ops, Cursor: "c1", Tier: "public"}); err != nil || st.Written != 3 {
+		t.Fatalf("mirror a service: %+v %v", st, err)
+	}
+}
 
 // fedService is the primary as `dirsvc serve` wires it, with forwarding and the admin API, over the
 // small directory (and a mirrored service) on 127.0.0.1.
@@ -54,10 +78,10 @@ func newFedService(t testing.TB) *fedService {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file = append(bytes.TrimRight(file, "\n"), []byte("\n"+mirrored+"\n")...)
 	if _, _, err := primary.Import(ctx, store, bytes.NewReader(file)); err != nil {
 		t.Fatal(err)
 	}
+	mirrorService(t, store)
 	key, err := primary.LoadServerKey(ctx, store, primary.ServerKeyConfig{Path: filepath.Join(dir, "server.key")})
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -33,37 +34,41 @@ func NewForwarder(g *webhook.Guard) *Forwarder {
 }
 
 // Forward posts p to the mirror's upstream (POST federation/forwarded/proposals) and returns the
-// upstream's receipt (the Receipt this service gives its own forwarding clients); a refusal is an error with the upstream's status and words.
-func (f *Forwarder) Forward(ctx context.Context, m *dirsvc.Mirror, p ForwardedProposal) (Receipt, error) {
+// upstream's receipt as it gave it (at least an id and a status: see Receipt); a refusal is an error with the upstream's status and words.
+func (f *Forwarder) Forward(ctx context.Context, m *dirsvc.Mirror, p ForwardedProposal) (json.RawMessage, error) {
 	body, err := json.Marshal(p)
 	if err != nil {
-		return Receipt{}, err
+		return nil, err
 	}
 	resp, err := f.client.do(ctx, m, http.MethodPost, "/federation/forwarded/proposals", body, http.StatusCreated, http.StatusOK)
 	if err != nil {
-		return Receipt{}, fmt.Errorf("forward the proposal: %w", err)
+		return nil, fmt.Errorf("forward the proposal: %w", err)
 	}
 	defer resp.Body.Close()
 	return readReceipt(resp)
 }
 
 // Receipt reads a receipt the upstream gave the mirror's client (GET federation/forwarded/{id}).
-func (f *Forwarder) Receipt(ctx context.Context, m *dirsvc.Mirror, id string) (Receipt, error) {
+func (f *Forwarder) Receipt(ctx context.Context, m *dirsvc.Mirror, id string) (json.RawMessage, error) {
 	if !dirsvc.ValidUUID(id) {
-		return Receipt{}, dirsvc.InvalidParam("id", "a receipt id is a UUID")
+		return nil, dirsvc.InvalidParam("id", "a receipt id is a UUID")
 	}
 	resp, err := f.client.do(ctx, m, http.MethodGet, "/federation/forwarded/"+url.PathEscape(id), nil, http.StatusOK)
 	if err != nil {
-		return Receipt{}, fmt.Errorf("read the receipt: %w", err)
+		return nil, fmt.Errorf("read the receipt: %w", err)
 	}
 	defer resp.Body.Close()
 	return readReceipt(resp)
 }
 
-func readReceipt(resp *http.Response) (Receipt, error) {
-	var r Receipt
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.ID == "" || r.Status == "" {
-		return Receipt{}, fmt.Errorf("the upstream's answer is not a receipt (id and status)")
+func readReceipt(resp *http.Response) (json.RawMessage, error) {
+	var r struct{ ID, Status string }
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxReceipt+1))
+	if err != nil || len(b) > maxReceipt || json.Unmarshal(b, &r) != nil || r.ID == "" || r.Status == "" {
+		return nil, fmt.Errorf("the upstream's answer is not a receipt (id and status)")
 	}
-	return r, nil
+	return json.RawMessage(b), nil
 }
+
+// maxReceipt bounds a receipt read from an upstream.
+const maxReceipt = 64 << 10
