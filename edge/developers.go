@@ -24,8 +24,8 @@ func (s *Server) handleGetOpenAPI(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "public, max-age=300")
-	h.Set("Content-Length", strconv.Itoa(len(openAPIDoc)))
-	w.Write(openAPIDoc)
+	h.Set("Content-Length", strconv.Itoa(len(s.openapi)))
+	w.Write(s.openapi)
 }
 
 // DeveloperInfo is the developer information of a directory. It names only addresses this server
