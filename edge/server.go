@@ -65,6 +65,9 @@ type Config struct {
 	// Deprecation); nil means the embedded one (OpenAPIDocument). New panics on a document whose
 	// deprecation marks are malformed: the embedded one is checked by a test.
 	OpenAPI []byte
+	// SitemapURLs is the most URLs a sitemap file lists before the sitemap is split into parts
+	// under an index; zero (or more than the protocol allows) means SitemapURLs.
+	SitemapURLs int
 }
 
 // Server is the HTTP handler of the read routes.

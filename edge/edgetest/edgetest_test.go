@@ -65,6 +65,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 		"getFHIRCapabilityStatement", "searchFHIR", "readFHIR", "getOwnershipExtension", "getOwnershipCodeSystem",
 		"listExports", "createExport", "getExport", "downloadExportFile", "bulkExport", "bulkExportPost",
 		"getBulkExportStatus", "cancelBulkExport"}
+	want = append(want, "getSitemap", "getImage")
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
