@@ -94,14 +94,14 @@ func (s *Server) handleGetSitemap(w http.ResponseWriter, r *http.Request) {
 	s.writeURLSet(w, r, dir, base, (part-1)*per, per)
 }
 
-// startSitemap writes the headers of a sitemap answer: the same for every caller, so shared caches
-// may keep it whoever asked (a client's token changes nothing in it).
+// startSitemap writes the headers of a sitemap answer. Its body is the public tier's whoever asks,
+// but an answer to a client stays private, as every answer to a client is (the guard set that).
 func (s *Server) startSitemap(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h[keyContentType] = []string{"application/xml; charset=utf-8"}
-	h[keyCacheControl] = sitemapCacheControl
-	h.Del("Pragma")
-	h.Del(keyRateLimit)
+	if tokenFrom(r.Context()) == nil {
+		h[keyCacheControl] = sitemapCacheControl
+	}
 	s.cacheTags(w, r)
 }
 
