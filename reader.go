@@ -71,10 +71,33 @@ type DirectoryReader interface {
 	Browser
 	// ChangeLog reads the change feed.
 	ChangeLog
+	// PublicPageLister lists the records whose page anyone may read (the sitemap).
+	PublicPageLister
+	// Image returns a published image (image.go) for the viewer: ErrNotFound when the directory
+	// holds none with that hash, or when no record the viewer may read names it in the viewer's
+	// view of it; both make the same lookups.
+	Image(ctx context.Context, v Viewer, sha256 string) (*Image, error)
 	// Generation returns a number that moves whenever what the reader answers may have changed: a
 	// commit to the directory's file, by any process, or replicated changes applied to it. Whatever
 	// is composed from its answers after Generation returned g stays current while it returns g.
 	Generation() uint64
+}
+
+// PublicPage is a record whose page the public tier may read: an entry of the directory's sitemap.
+type PublicPage struct {
+	PublicID string
+	// Updated is the time of the public view's last change; zero when unknown.
+	Updated time.Time
+}
+
+// PublicPageLister lists the services, locations and organisations the public tier may read,
+// whoever asks: a record hidden from the public tier is never among them.
+type PublicPageLister interface {
+	// PublicPageCount returns how many there are.
+	PublicPageCount(ctx context.Context) (int, error)
+	// PublicPages returns up to limit of them in public-ID order, after the public ID after and
+	// skipping offset more.
+	PublicPages(ctx context.Context, after string, offset, limit int) ([]PublicPage, error)
 }
 
 // ServiceQuery asks for a page of the service list. Each list filter matches any of its values; the

@@ -10,7 +10,8 @@ import (
 // listKey is a row of list_keys: a key a record is found by, and the audiences whose view carries it.
 // The keys are those of schema/directory/0002_list_keys.sql and, for site:, 0005_list_plans.sql (tc:
 // 0006, lt: 0010), which fill the table from published views the same way (a test holds them to the
-// same result).
+// same result); img: (images.go) came with the images table (0014), before which no view could
+// name a published image.
 type listKey struct {
 	key       string
 	audiences int64
@@ -75,8 +76,16 @@ func keysOfView(v any) []string {
 		ids(x.Identifiers)
 	case *dirsvc.OrganisationView:
 		ids(x.Identifiers)
+		if sha := dirsvc.ImageNamed(x.Logo); sha != "" {
+			out = append(out, keyImage+sha)
+		}
 	case *dirsvc.PractitionerView:
 		ids(x.Identifiers)
+		if x.Photo != nil {
+			if sha := dirsvc.ImageNamed(*x.Photo); sha != "" {
+				out = append(out, keyImage+sha)
+			}
+		}
 	case *dirsvc.RoleView:
 		if x.Active {
 			out = append(out, keyActive)

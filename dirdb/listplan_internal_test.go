@@ -196,6 +196,17 @@ func plans(t *testing.T, db *sql.DB) map[string]string {
 		q := insideSQL(kind.IDPrefix()+"a", v)
 		out[fmt.Sprintf("identified %s inside the narrowing", kind)] = "driven=false\n" + explain(t, db, q) + "--\n" + q.sql
 	}
+	// The sitemap's count and walk of each kind's public pages (PublicPageCount, PublicPages).
+	for _, kind := range publicPageKinds {
+		for _, after := range []string{"", kind.IDPrefix() + "a"} {
+			lo, hi := kindBounds(kind, after)
+			out[fmt.Sprintf("sitemap count %s after=%q", kind, after)] = "driven=false\n" + explain(t, db, sqlCond{publicPagesCountSQL, []any{lo, hi}}) + "--\n" + publicPagesCountSQL
+			out[fmt.Sprintf("sitemap page %s after=%q", kind, after)] = "driven=false\n" + explain(t, db, sqlCond{publicPagesSQL, []any{lo, hi, 1000, 0}}) + "--\n" + publicPagesSQL
+		}
+	}
+	// A published image and the records whose views name it (Image).
+	out["image"] = "driven=false\n" + explain(t, db, sqlCond{imageSQL, []any{"ab"}}) + "--\n" + imageSQL
+	out["image namers"] = "driven=false\n" + explain(t, db, sqlCond{imageNamersSQL, []any{keyImage + "ab", int64(1), maxImageNamers}}) + "--\n" + imageNamersSQL
 	// The record walks of the FHIR searches (Records), every kind.
 	for _, kind := range dirsvc.Kinds {
 		for _, n := range []dirsvc.Narrowing{{}, {Areas: []string{"state:nsw"}, Categories: []string{"primary_care"}}} {

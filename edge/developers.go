@@ -24,8 +24,8 @@ func (s *Server) handleGetOpenAPI(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Cache-Control", "public, max-age=300")
-	h.Set("Content-Length", strconv.Itoa(len(openAPIDoc)))
-	w.Write(openAPIDoc)
+	h.Set("Content-Length", strconv.Itoa(len(s.openapi)))
+	w.Write(s.openapi)
 }
 
 // DeveloperInfo is the developer information of a directory. It names only addresses this server
@@ -48,6 +48,8 @@ type DeveloperInfo struct {
 	Licence          string   `json:"licence"`
 	Attribution      string   `json:"attribution"`
 	Scopes           []string `json:"scopes"`
+	// Sitemap is the address of the directory's sitemap (sitemap.go).
+	Sitemap string `json:"sitemap,omitempty"`
 }
 
 // DeveloperPortalPath is where the developer portal is served, once a server serves one.
@@ -78,6 +80,9 @@ func (s *Server) developerInfo(info *dirsvc.Directory) any {
 		if info.Settings.PublicFeed {
 			d.ChangeFeedAccess = "public"
 		}
+	}
+	if s.answers(restPath + "/sitemap.xml") {
+		d.Sitemap = base + restPath + "/sitemap.xml"
 	}
 	if s.answers(DeveloperPortalPath) {
 		d.DeveloperPortal = base + DeveloperPortalPath

@@ -66,6 +66,9 @@ func TestPublicOutputsOfTheDemoLeakNothing(t *testing.T) {
 			return r
 		}
 		scan("/v1/d/" + slug + "/developers")
+		if r := scan("/v1/d/" + slug + "/sitemap.xml"); r.status != http.StatusOK {
+			t.Errorf("the sitemap of %s: %d", slug, r.status)
+		}
 		if r := scan("/v1/d/" + slug + "/taxonomy"); r.status != http.StatusOK {
 			t.Errorf("the taxonomy of %s: %d", slug, r.status)
 		}
@@ -181,5 +184,53 @@ func scanBrowse(t *testing.T, slug string, snap *dirsvc.Snapshot, scan func(stri
 	}
 	if shown[http.StatusOK] == 0 || shown[http.StatusNotFound] == 0 {
 		t.Errorf("%s: categories and collections answered %v; the scan needs shown and hidden ones", slug, shown)
+	}
+}
+
+// TestImagesHiddenFromATierAnswerAsMissing reads every published image of the image server as every
+// tier, plainly and conditionally (If-None-Match with the image's own tag), and as a narrowed
+// client: each image a tier's views do not name answers exactly (status, headers, body) as a hash
+// never published, and as a name of the right form with another extension.
+func TestImagesHiddenFromATierAnswerAsMissing(t *testing.T) {
+	s := newImageServer(t)
+	callers := map[string]string{
+		"public":       "",
+		"professional": token(t, grant{dir: "small", tier: dirsvc.Professional, scopes: "graph:read"}),
+		"partner":      token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read"}),
+		"partner narrowed to services": token(t, grant{dir: "small", tier: dirsvc.Partner, scopes: "graph:read",
+			narrowing: dirsvc.Narrowing{Kinds: []dirsvc.Kind{dirsvc.KindService}}}),
+	}
+	sees := map[string]string{"public": "A", "professional": "AC", "partner": "ABCE", "partner narrowed to services": ""}
+	never := "/v1/d/small/images/" + strings.Repeat("0", 64) + ".png"
+	for who, tok := range callers {
+		var auth []string
+		if tok != "" {
+			auth = []string{"Authorization", "Bearer " + tok}
+		}
+		missing := s.get(t, never, auth...)
+		if missing.status != http.StatusNotFound {
+			t.Fatalf("%s: an unknown image answers %d", who, missing.status)
+		}
+		for _, name := range []string{"A", "B", "C", "D", "E"} {
+			path := s.path(name)
+			r := s.get(t, path, auth...)
+			if strings.Contains(sees[who], name) {
+				if r.status != http.StatusOK {
+					t.Errorf("%s: image %s answers %d, want 200", who, name, r.status)
+				}
+				wrongExt := strings.TrimSuffix(path, path[strings.LastIndex(path, "."):]) + map[bool]string{true: ".jpg", false: ".png"}[strings.HasSuffix(path, ".png")]
+				if got := s.get(t, wrongExt, auth...); got.wire() != missing.wire() {
+					t.Errorf("%s: image %s under another extension answers\n%s\nnot as a missing one\n%s", who, name, got.wire(), missing.wire())
+				}
+				continue
+			}
+			if r.wire() != missing.wire() {
+				t.Errorf("%s: hidden image %s answers\n%s\nnot as a missing one\n%s", who, name, r.wire(), missing.wire())
+			}
+			cond := s.get(t, path, append(auth, "If-None-Match", `"`+s.images[name].SHA256+`"`)...)
+			if cond.wire() != missing.wire() {
+				t.Errorf("%s: hidden image %s with If-None-Match answers %d, not as a missing one", who, name, cond.status)
+			}
+		}
 	}
 }

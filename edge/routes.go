@@ -29,6 +29,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/d/{dir}/developers", s.read(s.directoryDocument(s.developerInfo)))
 	s.mux.HandleFunc("GET /v1/d/{dir}/federation/manifest", s.read(s.directoryDocument(s.federationManifest)))
 	s.mux.HandleFunc("GET /v1/d/{dir}/taxonomy", s.read(s.handleGetTaxonomy))
+	// A sitemap reads the public tier's page index a thousand entries at a time (edge/sitemap.go).
+	s.handleExpensive("GET /v1/d/{dir}/sitemap.xml", s.handleGetSitemap)
+	// A published image: one row by its hash and the records naming it (edge/images.go).
+	s.mux.HandleFunc("GET /v1/d/{dir}/images/{image}", s.read(s.handleGetImage))
 	// A read with a body (the position must stay out of URLs and logs): served here, never forwarded.
 	s.handleCopyFree("POST /v1/d/{dir}/localities/nearest", s.read(s.handleNearestLocality))
 	// Category counts read list_keys_key alone (dirdb/browse.go); a category's places and a

@@ -61,6 +61,13 @@ type Config struct {
 	// (the primary and its edges) must be given the same, so that each accepts the cursors the
 	// others gave; empty means a random secret, whose cursors only this process accepts.
 	CursorSecret []byte
+	// OpenAPI is the OpenAPI document the server serves and takes its deprecations from (see
+	// Deprecation); nil means the embedded one (OpenAPIDocument). New panics on a document whose
+	// deprecation marks are malformed: the embedded one is checked by a test.
+	OpenAPI []byte
+	// SitemapURLs is the most URLs a sitemap file lists before the sitemap is split into parts
+	// under an index; zero (or more than the protocol allows) means SitemapURLs.
+	SitemapURLs int
 }
 
 // Server is the HTTP handler of the read routes.
@@ -86,6 +93,8 @@ type Server struct {
 	// copyFreeRoutes are the patterns of the read routes whose answer does not come from the
 	// directory's copy (handleCopyFree).
 	copyFreeRoutes map[string]bool
+	openapi        []byte           // the document served at OpenAPIPath
+	deprecated     deprecatedRoutes // the headers of deprecated routes, by pattern (deprecation.go)
 }
 
 // New returns a Server.
@@ -110,6 +119,14 @@ func New(cfg Config) *Server {
 		bodies: newBodyCache(), pages: newPageCache(max(cfg.PageCacheBytes, 0)), admit: newAdmission(cfg.Admission),
 		expensiveRoutes: map[string]bool{}, copyFreeRoutes: map[string]bool{}, cursors: newCursorKeys(cfg.CursorSecret),
 		fhirResources: newFHIRCache()}
+	if s.openapi = cfg.OpenAPI; s.openapi == nil {
+		s.openapi = openAPIDoc
+	}
+	deps, err := deprecations(s.openapi)
+	if err != nil {
+		panic("edge: " + err.Error())
+	}
+	s.deprecated = newDeprecatedRoutes(deps, cfg.BaseURL)
 	if cfg.EdgeToken != "" {
 		s.vouch = vouching(cfg.EdgeToken)
 	}
@@ -120,7 +137,7 @@ func New(cfg Config) *Server {
 		s.forward = s.forwarder(fw)
 	}
 	s.routes()
-	s.handler = s.guard(s.forwarding(compress(s.mux)))
+	s.handler = s.guard(s.forwarding(compress(s.deprecate(s.mux))))
 	return s
 }
 

@@ -111,6 +111,7 @@ commands:
            signing-keys lists the token signing keys; rotate-signing-key; retire-signing-key KID
   backup   copy every file of the data folder to a replica folder or S3 bucket once (Litestream);
            backup edge-policy --s3-bucket B --s3-path P prints the policy of edges' read-only bucket credentials
+  images   images add --dir SLUG FILE...: publish logos and photos (PNG, JPEG, WebP) and print their paths
   restore  write files back from a replica folder or S3 bucket: all, one --directory, or one --file at
            --txid; at a --time
 
@@ -164,6 +165,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return m.backup(ctx, rest)
 	case "restore":
 		return m.restore(ctx, rest)
+	case "images":
+		return m.images(ctx, rest)
 	}
 	fmt.Fprint(stderr, usage)
 	return usagef("unknown command %q", cmd)

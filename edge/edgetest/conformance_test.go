@@ -599,6 +599,35 @@ func (c *catalog) Related(_ context.Context, v dirsvc.Viewer, kind, ref dirsvc.K
 	return c.related[fmt.Sprintf("%s/%s/%s", kind, ref, id)], nil
 }
 
+// publicPages returns the live services, locations and organisations in public-ID order.
+func (c *catalog) publicPages() []dirsvc.PublicPage {
+	var out []dirsvc.PublicPage
+	for id, st := range c.records {
+		if st.View != nil && (st.Kind == dirsvc.KindService || st.Kind == dirsvc.KindLocation || st.Kind == dirsvc.KindOrganisation) {
+			out = append(out, dirsvc.PublicPage{PublicID: id, Updated: time.Date(2025, 3, 1, 9, 30, 0, 0, time.UTC)})
+		}
+	}
+	slices.SortFunc(out, func(a, b dirsvc.PublicPage) int { return strings.Compare(a.PublicID, b.PublicID) })
+	return out
+}
+
+// Image: the conformance catalog publishes no image.
+func (c *catalog) Image(context.Context, dirsvc.Viewer, string) (*dirsvc.Image, error) {
+	return nil, dirsvc.ErrNotFound
+}
+
+func (c *catalog) PublicPageCount(context.Context) (int, error) { return len(c.publicPages()), nil }
+
+func (c *catalog) PublicPages(_ context.Context, after string, offset, limit int) ([]dirsvc.PublicPage, error) {
+	all := c.publicPages()
+	i, _ := slices.BinarySearchFunc(all, after, func(p dirsvc.PublicPage, id string) int { return strings.Compare(p.PublicID, id) })
+	for i < len(all) && all[i].PublicID <= after {
+		i++
+	}
+	all = all[min(i+offset, len(all)):]
+	return all[:min(limit, len(all))], nil
+}
+
 // views returns a page of the views of the live records of kind, in public-ID order, after the
 // public ID after.
 func (c *catalog) views(kind dirsvc.Kind, after string, limit int) dirsvc.Page {
@@ -917,6 +946,18 @@ func TestEdgeAnswersMatchDocument(t *testing.T) {
 		{"/v1/d/demo/services/svc_full?view=brief", 304, []string{"If-None-Match", `"svc_full-v3"`}},
 		{"/v1/d/demo/services/svc_orphan", 200, nil},
 		{"/healthz", 200, nil},
+
+		// The sitemap (one urlset: the catalog holds fewer pages than a split).
+		{"/v1/d/demo/sitemap.xml", 200, nil},
+		{"/v1/d/demo/sitemap.xml?part=1", 200, nil},
+		{"/v1/d/demo/sitemap.xml?part=2", 404, nil},
+		{"/v1/d/demo/sitemap.xml?part=x", 400, nil},
+		{"/v1/d/nope/sitemap.xml", 404, nil},
+
+		// Published images: the catalog publishes none, so every name answers as a missing one.
+		{"/v1/d/demo/images/" + strings.Repeat("ab", 32) + ".png", 404, nil},
+		{"/v1/d/demo/images/logo.svg", 404, nil},
+		{"/v1/d/demo/images/" + strings.Repeat("ab", 32) + ".png?x=1", 400, nil},
 
 		// The service list.
 		{"/v1/d/demo/services", 200, nil},

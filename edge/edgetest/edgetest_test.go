@@ -66,6 +66,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 		"listExports", "createExport", "getExport", "downloadExportFile", "bulkExport", "bulkExportPost",
 		"getBulkExportStatus", "cancelBulkExport", "forwardProposal", "forwardIssue", "getForwardedReceipt",
 		"withdrawForwarded", "listModerationQueue", "getModerationItem", "moderate"}
+	want = append(want, "getSitemap", "getImage")
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
