@@ -61,6 +61,12 @@ type Config struct {
 	// (the primary and its edges) must be given the same, so that each accepts the cursors the
 	// others gave; empty means a random secret, whose cursors only this process accepts.
 	CursorSecret []byte
+	// SandboxDirectory is the demonstration directory, whose portal offers sandbox sign-up (served
+	// by the primary); empty when the service offers none. Other directories' portals point to it.
+	SandboxDirectory string
+	// SignupLimits are the sign-up limits the portal documents (the primary applies them); zero
+	// means DefaultSignupLimits.
+	SignupLimits SignupLimits
 }
 
 // Server is the HTTP handler of the read routes.
@@ -86,6 +92,7 @@ type Server struct {
 	// copyFreeRoutes are the patterns of the read routes whose answer does not come from the
 	// directory's copy (handleCopyFree).
 	copyFreeRoutes map[string]bool
+	portals        portalCache // developer portal pages as rendered
 }
 
 // New returns a Server.

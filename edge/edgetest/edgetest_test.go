@@ -64,7 +64,8 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 		"testWebhook", "listWebhookDeliveries", "getWebhookDelivery", "replayWebhookDelivery",
 		"getFHIRCapabilityStatement", "searchFHIR", "readFHIR", "getOwnershipExtension", "getOwnershipCodeSystem",
 		"listExports", "createExport", "getExport", "downloadExportFile", "bulkExport", "bulkExportPost",
-		"getBulkExportStatus", "cancelBulkExport"}
+		"getBulkExportStatus", "cancelBulkExport", "getDeveloperPortal", "getSandboxSignup", "signUpForSandbox",
+		"createAccessRequest"}
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
