@@ -260,6 +260,7 @@ func TestSandboxSignupNamesTheFieldThatIsWrong(t *testing.T) {
 	for _, c := range []struct{ name, body, param string }{
 		{"no name", signupBody(csrf, " ", "a@example.org", "x"), "name"},
 		{"a name too long", signupBody(csrf, strings.Repeat("n", edge.MaxSignupName+1), "a@example.org", "x"), "name"},
+		{"a name the client store refuses (past 200 bytes)", signupBody(csrf, strings.Repeat("é", edge.MaxSignupName), "a@example.org", "x"), "name"},
 		{"a name with a control character", signupBody(csrf, "A\x07B", "a@example.org", "x"), "name"},
 		{"no email", signupBody(csrf, "A", "", "x"), "email"},
 		{"an email without @", signupBody(csrf, "A", "a.example.org", "x"), "email"},

@@ -170,7 +170,7 @@ func (s *Portal) HandleSignup(w http.ResponseWriter, r *http.Request) {
 	c, secret, err := s.Access.CreateClient(r.Context(), NewClient{Name: f.name, Sandbox: true, Contact: f.email, Purpose: f.purpose})
 	done(err == nil)
 	if err != nil {
-		s.Edge.WriteError(w, r, err)
+		s.refuse(w, r, dir, f, err)
 		return
 	}
 	g := c.Grant(dir)
