@@ -133,9 +133,10 @@ type portalCache struct {
 }
 
 type renderedPortal struct {
-	key  string
-	body []byte
-	etag string
+	key   string
+	body  []byte
+	etag  string
+	forms forms // the body's coded forms, kept by its hash
 }
 
 // handleGetPortal answers a directory's developer portal. The page is the same for every visitor:
@@ -161,8 +162,8 @@ func (s *Server) handleGetPortal(w http.ResponseWriter, r *http.Request) {
 			s.error(w, r, err)
 			return
 		}
-		etag, _ := s.composed(body)
-		page = renderedPortal{key: key, body: body, etag: etag}
+		etag, f := s.composed(body)
+		page = renderedPortal{key: key, body: body, etag: etag, forms: f}
 		s.portals.mu.Lock()
 		if s.portals.pages == nil {
 			s.portals.pages = map[string]renderedPortal{}
@@ -175,7 +176,7 @@ func (s *Server) handleGetPortal(w http.ResponseWriter, r *http.Request) {
 	if tokenFrom(r.Context()) == nil {
 		w.Header().Set("Cache-Control", "public, max-age=300")
 	}
-	writeTaggedAs(w, r, page.body, page.etag, nil, contentTypeHTML)
+	writeTaggedAs(w, r, page.body, page.etag, page.forms, contentTypeHTML)
 }
 
 var contentTypeHTML = []string{"text/html; charset=utf-8"}
