@@ -518,10 +518,12 @@ const (
 // WriteSignupPage answers a request of the sandbox sign-up (a primary route) with a page: never
 // stored by any cache, as it carries the form's token or new credentials.
 func (s *Server) WriteSignupPage(w http.ResponseWriter, r *http.Request, status int, p SignupPage) {
-	v := signupView{SignupPage: p, Title: "Sandbox sign-up", Base: s.cfg.BaseURL, Action: SandboxSignupPath(p.Directory),
-		PortalPath: PortalPath(p.Directory), TokenEndpoint: s.cfg.BaseURL + TokenPath,
+	v := signupView{SignupPage: p, Title: "Sandbox sign-up", Base: s.cfg.BaseURL, TokenEndpoint: s.cfg.BaseURL + TokenPath,
 		Limits:  portalLimits{Sandbox: dirsvc.SandboxLimit, Signup: s.signupLimits()},
 		MaxName: MaxSignupName, MaxEmail: MaxSignupEmail, MaxPurpose: MaxSignupPurpose}
+	if p.Offered {
+		v.Action, v.PortalPath = SandboxSignupPath(p.Directory), PortalPath(p.Directory)
+	}
 	if p.Issued != nil {
 		v.Title = "Your sandbox credentials"
 		v.TokenCommand = "curl -s -u '" + p.Issued.ClientID + ":" + p.Issued.Secret + "' -d grant_type=client_credentials -d directory=" +

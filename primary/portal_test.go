@@ -348,7 +348,8 @@ func TestSandboxSignupWhereItIsNotOffered(t *testing.T) {
 			if sandbox == "" {
 				a = b.do(t, "GET", p.URL+edge.SandboxSignupPath("small"), "", "")
 			}
-			if a.status != http.StatusNotFound || !strings.Contains(a.body, "Sign-up is not offered") || csrfRE.MatchString(a.body) {
+			if a.status != http.StatusNotFound || !strings.Contains(a.body, "Sign-up is not offered") || csrfRE.MatchString(a.body) ||
+				strings.Contains(a.body, "small-other") {
 				t.Errorf("form: %d %.300s", a.status, a.body)
 			}
 			post := b.do(t, "POST", p.URL+edge.SandboxSignupPath("small"), formType, signupBody("x", "A", "a@example.org", "x"))

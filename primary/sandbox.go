@@ -113,7 +113,7 @@ func (s *Portal) offered(r *http.Request, dir string) (*dirsvc.Directory, bool) 
 func (s *Portal) page(w http.ResponseWriter, r *http.Request, dir string) edge.SignupPage {
 	info, ok := s.offered(r, dir)
 	if !ok {
-		return edge.SignupPage{Directory: dir}
+		return edge.SignupPage{} // names no directory: the path is the caller's words
 	}
 	tok := s.newToken(dir)
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: tok, Path: edge.SandboxSignupPath(dir),
