@@ -195,10 +195,15 @@ type Client struct {
 	Name string `json:"name"`
 	// Directory is the directory a directory client (DirectoryClientPrefix) belongs to, for life;
 	// empty for a partner organisation's client.
-	Directory string  `json:"directory,omitempty"`
-	Sandbox   bool    `json:"sandbox,omitempty"`
-	Grants    []Grant `json:"grants"`
-	Revoked   bool    `json:"revoked,omitempty"`
+	Directory string `json:"directory,omitempty"`
+	Sandbox   bool   `json:"sandbox,omitempty"`
+	// Contact is the address the client's people are reached at, and Purpose what they said they
+	// will use the API for (both given at sandbox sign-up). Neither is ever logged or leaves the
+	// primary.
+	Contact string  `json:"contact,omitempty"`
+	Purpose string  `json:"purpose,omitempty"`
+	Grants  []Grant `json:"grants"`
+	Revoked bool    `json:"revoked,omitempty"`
 }
 
 // Grant returns the client's grant in the directory, or nil.

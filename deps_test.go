@@ -56,6 +56,8 @@ var moduleHomes = map[string]string{
 	"github.com/go-json-experiment/json":    "fhir",
 	// Only tests use it: they validate the HSDS export against the HSDS 3.0 schemas.
 	"github.com/santhosh-tekuri/jsonschema/": "edge",
+	// Only tests use it: they drive a headless Chromium through the developer portal.
+	"github.com/chromedp/": "cmd/dirsvc",
 }
 
 // moduleHome checks that a third-party import is in its module's home package.

@@ -13,6 +13,7 @@ const (
 	EInvalid        = "invalid-parameter"   // 400
 	EInvalidToken   = "invalid-token"       // 401; the access token is malformed, badly signed or expired
 	EForbiddenScope = "forbidden-scope"     // 403; a missing scope, or another directory's client
+	EForbidden      = "forbidden"           // 403; refused for another reason: a form's token missing or wrong, a sandbox client asking for access
 	EMirrored       = "mirrored-record"     // 409
 	EConflict       = "conflict"            // 409 on admin operations
 	EUnprocessable  = "unprocessable"       // 422; a forwarded proposal of a field that cannot be proposed, or of nothing

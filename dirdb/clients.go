@@ -29,9 +29,9 @@ func (s *Store) CreateClient(ctx context.Context, c *dirsvc.Client, secretMAC []
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `
-INSERT INTO clients (client_id, name, sandbox, secret_mac, created_at, key_check, directory)
-VALUES (?, ?, ?, ?, ?, (SELECT check_value FROM server_key WHERE id = 1), NULLIF(?, ''))
-ON CONFLICT (client_id) DO NOTHING`, c.ID, c.Name, c.Sandbox, secretMAC, nowText(), c.Directory)
+INSERT INTO clients (client_id, name, sandbox, secret_mac, created_at, key_check, directory, contact, purpose)
+VALUES (?, ?, ?, ?, ?, (SELECT check_value FROM server_key WHERE id = 1), NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, ''))
+ON CONFLICT (client_id) DO NOTHING`, c.ID, c.Name, c.Sandbox, secretMAC, nowText(), c.Directory, c.Contact, c.Purpose)
 	if err != nil {
 		return fmt.Errorf("create client: %w", err)
 	}
@@ -68,8 +68,8 @@ func (s *Store) Client(ctx context.Context, id string) (*dirsvc.Client, []byte, 
 		revoked sql.NullString
 	)
 	err := s.platform.QueryRowContext(ctx,
-		"SELECT name, COALESCE(directory, ''), sandbox, secret_mac, revoked_at FROM clients WHERE client_id = ?", id).
-		Scan(&c.Name, &c.Directory, &c.Sandbox, &mac, &revoked)
+		"SELECT name, COALESCE(directory, ''), sandbox, COALESCE(contact, ''), COALESCE(purpose, ''), secret_mac, revoked_at FROM clients WHERE client_id = ?", id).
+		Scan(&c.Name, &c.Directory, &c.Sandbox, &c.Contact, &c.Purpose, &mac, &revoked)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, dirsvc.ErrNotFound
 	} else if err != nil {
@@ -106,14 +106,14 @@ func (s *Store) grants(ctx context.Context, where string, args ...any) ([]dirsvc
 // Clients returns every client in ID order.
 func (s *Store) Clients(ctx context.Context) ([]dirsvc.Client, error) {
 	rows, err := s.platform.QueryContext(ctx,
-		"SELECT client_id, name, COALESCE(directory, ''), sandbox, revoked_at IS NOT NULL FROM clients ORDER BY client_id")
+		"SELECT client_id, name, COALESCE(directory, ''), sandbox, COALESCE(contact, ''), COALESCE(purpose, ''), revoked_at IS NOT NULL FROM clients ORDER BY client_id")
 	if err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
 	}
 	var out []dirsvc.Client
 	for rows.Next() {
 		var c dirsvc.Client
-		if err := rows.Scan(&c.ID, &c.Name, &c.Directory, &c.Sandbox, &c.Revoked); err != nil {
+		if err := rows.Scan(&c.ID, &c.Name, &c.Directory, &c.Sandbox, &c.Contact, &c.Purpose, &c.Revoked); err != nil {
 			rows.Close()
 			return nil, err
 		}

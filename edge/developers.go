@@ -52,9 +52,6 @@ type DeveloperInfo struct {
 	Sitemap string `json:"sitemap,omitempty"`
 }
 
-// DeveloperPortalPath is where the developer portal is served, once a server serves one.
-const DeveloperPortalPath = "/developers"
-
 // FHIRInfo describes a directory's FHIR server.
 type FHIRInfo struct {
 	Base                string   `json:"base"`
@@ -64,13 +61,16 @@ type FHIRInfo struct {
 }
 
 // developerInfo makes the developer information of a directory.
-func (s *Server) developerInfo(info *dirsvc.Directory) any {
+func (s *Server) developerInfo(info *dirsvc.Directory) any { return s.devInfo(info) }
+
+func (s *Server) devInfo(info *dirsvc.Directory) DeveloperInfo {
 	base := s.cfg.BaseURL
 	restPath := "/v1/d/" + info.Slug
 	d := DeveloperInfo{Directory: info.Slug, Name: info.Name, Country: info.Country, RestBase: base + restPath,
 		OpenAPI: base + OpenAPIPath, TokenEndpoint: base + TokenPath, JWKS: base + JWKSPath,
-		PartnerAccess: "Ask the directory for partner access; state the scopes you need and, for practitioners:read, why (practitionerListReason).",
-		Licence:       info.Licence, Attribution: info.Attribution, Scopes: dirsvc.AllScopes}
+		PartnerAccess: "Ask the directory for partner access with your client's credentials at " + base + AccessRequestsPath +
+			"; state the scopes you need and, for practitioners:read, why (practitionerListReason).",
+		Licence: info.Licence, Attribution: info.Attribution, Scopes: dirsvc.AllScopes}
 	if s.answers(restPath + "/fhir/metadata") {
 		d.FHIR = &FHIRInfo{Base: base + restPath + "/fhir", Version: fhir.Version, CapabilityStatement: base + restPath + "/fhir/metadata",
 			Profiles: fhir.Profiles(info.Country)}
@@ -84,8 +84,8 @@ func (s *Server) developerInfo(info *dirsvc.Directory) any {
 	if s.answers(restPath + "/sitemap.xml") {
 		d.Sitemap = base + restPath + "/sitemap.xml"
 	}
-	if s.answers(DeveloperPortalPath) {
-		d.DeveloperPortal = base + DeveloperPortalPath
+	if s.answers(PortalPath(info.Slug)) {
+		d.DeveloperPortal = base + PortalPath(info.Slug)
 	}
 	return d
 }

@@ -69,6 +69,9 @@ func TestPublicOutputsOfTheDemoLeakNothing(t *testing.T) {
 		if r := scan("/v1/d/" + slug + "/sitemap.xml"); r.status != http.StatusOK {
 			t.Errorf("the sitemap of %s: %d", slug, r.status)
 		}
+		if r := scan("/v1/d/" + slug + "/portal"); r.status != http.StatusOK {
+			t.Errorf("the portal of %s: %d", slug, r.status)
+		}
 		if r := scan("/v1/d/" + slug + "/taxonomy"); r.status != http.StatusOK {
 			t.Errorf("the taxonomy of %s: %d", slug, r.status)
 		}

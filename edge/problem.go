@@ -37,6 +37,7 @@ var problemKinds = map[string]struct {
 	dirsvc.EInvalid:        {http.StatusBadRequest, "Invalid parameter"},
 	dirsvc.EInvalidToken:   {http.StatusUnauthorized, "Invalid access token"},
 	dirsvc.EForbiddenScope: {http.StatusForbidden, "Forbidden"},
+	dirsvc.EForbidden:      {http.StatusForbidden, "Forbidden"},
 	dirsvc.EMirrored:       {http.StatusConflict, "Mirrored record"},
 	dirsvc.EConflict:       {http.StatusConflict, "Conflict"},
 	dirsvc.EUnprocessable:  {http.StatusUnprocessableEntity, "Unprocessable"},

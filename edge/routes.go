@@ -27,6 +27,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/d/{dir}/autocomplete", s.read(s.handleAutocomplete))
 	s.handleExpensive("GET /v1/d/{dir}/search/organisations", s.handleSearchOrganisations)
 	s.mux.HandleFunc("GET /v1/d/{dir}/developers", s.read(s.directoryDocument(s.developerInfo)))
+	s.mux.HandleFunc("GET /v1/d/{dir}/portal", s.read(s.handleGetPortal))
 	s.mux.HandleFunc("GET /v1/d/{dir}/federation/manifest", s.read(s.directoryDocument(s.federationManifest)))
 	s.mux.HandleFunc("GET /v1/d/{dir}/taxonomy", s.read(s.handleGetTaxonomy))
 	// A sitemap reads the public tier's page index a thousand entries at a time (edge/sitemap.go).

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -68,6 +69,12 @@ type Config struct {
 	// SitemapURLs is the most URLs a sitemap file lists before the sitemap is split into parts
 	// under an index; zero (or more than the protocol allows) means SitemapURLs.
 	SitemapURLs int
+	// SandboxDirectory is the demonstration directory, whose portal offers sandbox sign-up (served
+	// by the primary); empty when the service offers none. Other directories' portals point to it.
+	SandboxDirectory string
+	// SignupLimits are the sign-up limits the portal documents (the primary applies them); zero
+	// means DefaultSignupLimits.
+	SignupLimits SignupLimits
 }
 
 // Server is the HTTP handler of the read routes.
@@ -95,6 +102,9 @@ type Server struct {
 	copyFreeRoutes map[string]bool
 	openapi        []byte           // the document served at OpenAPIPath
 	deprecated     deprecatedRoutes // the headers of deprecated routes, by pattern (deprecation.go)
+	portals        portalCache      // developer portal pages as rendered
+	// apiRef is the portal's reference of the operations, read once from the served document.
+	apiRef func() (*apiReference, error)
 }
 
 // New returns a Server.
@@ -122,6 +132,7 @@ func New(cfg Config) *Server {
 	if s.openapi = cfg.OpenAPI; s.openapi == nil {
 		s.openapi = openAPIDoc
 	}
+	s.apiRef = sync.OnceValues(func() (*apiReference, error) { return readAPIReference(s.openapi) })
 	deps, err := deprecations(s.openapi)
 	if err != nil {
 		panic("edge: " + err.Error())

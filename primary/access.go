@@ -213,6 +213,8 @@ type NewClient struct {
 	// Sandbox creates a partner-organisation client whose only grant is the sandbox grant.
 	Sandbox bool
 	Grants  []dirsvc.Grant
+	// Contact and Purpose say who the client's people are and what they build (sandbox sign-up).
+	Contact, Purpose string
 }
 
 // CreateClient creates a client and returns it with its secret, which is shown this once and never
@@ -221,7 +223,7 @@ func (a *Access) CreateClient(ctx context.Context, nc NewClient) (*dirsvc.Client
 	if strings.TrimSpace(nc.Name) == "" || len(nc.Name) > 200 {
 		return nil, "", dirsvc.InvalidParam("name", "a client needs a name of at most 200 characters")
 	}
-	c := &dirsvc.Client{Name: nc.Name, Sandbox: nc.Sandbox, Grants: nc.Grants}
+	c := &dirsvc.Client{Name: nc.Name, Sandbox: nc.Sandbox, Grants: nc.Grants, Contact: nc.Contact, Purpose: nc.Purpose}
 	switch {
 	case nc.Sandbox:
 		if nc.Directory != "" || len(nc.Grants) > 0 {
@@ -254,10 +256,8 @@ func (a *Access) CreateClient(ctx context.Context, nc NewClient) (*dirsvc.Client
 // SandboxGrant is the grant of a sandbox client: the demonstration directory at the partner tier,
 // every scope but the explicit ones, and the low sandbox limit.
 func (a *Access) SandboxGrant() dirsvc.Grant {
-	scopes := []string{dirsvc.ScopeSearchRead, dirsvc.ScopeGraphRead, dirsvc.ScopeFeedRead,
-		dirsvc.ScopeExportRun, dirsvc.ScopeWebhooksManage}
 	return dirsvc.Grant{Directory: a.SandboxDirectory, Tier: dirsvc.Partner, Agreement: "sandbox",
-		Scopes: scopes, Limit: dirsvc.SandboxLimit, Sandbox: true}
+		Scopes: slices.Clone(edge.SandboxScopes), Limit: dirsvc.SandboxLimit, Sandbox: true}
 }
 
 // Grant adds or replaces a client's grant in one directory. A directory client may hold a grant in
@@ -336,11 +336,15 @@ func (a *Access) issue(ctx context.Context, c *dirsvc.Client, g *dirsvc.Grant, s
 	return raw, t, err
 }
 
-// RequestAccess records a client's request for access to a directory.
+// RequestAccess records a client's request for access to a directory. A sandbox client may not
+// ask: it has only its sandbox grant, for life.
 func (a *Access) RequestAccess(ctx context.Context, r *dirsvc.AccessRequest) error {
-	r.Scopes = dirsvc.NormalScopes(r.Scopes)
-	if err := r.Validate(); err != nil {
+	if c, _, err := a.store.Client(ctx, r.Client); err == nil && c.Sandbox {
+		return dirsvc.Errorf(dirsvc.EForbidden, "A sandbox client has only its sandbox grant: ask the service for partner credentials, then ask the directory with those.")
+	}
+	if err := r.Validate(); err != nil { // before NormalScopes, which leaves out what is not a scope
 		return err
 	}
+	r.Scopes = dirsvc.NormalScopes(r.Scopes)
 	return a.store.CreateAccessRequest(ctx, r)
 }

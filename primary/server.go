@@ -26,7 +26,9 @@ type Server struct {
 	// Federation takes forwarded proposals and issues and moderates them; nil when the node takes
 	// none.
 	Federation *federation.Service
-	Log        *slog.Logger
+	// Portal serves sandbox sign-up and access requests; nil when the node serves neither.
+	Portal *Portal
+	Log    *slog.Logger
 }
 
 // Mount registers the primary's routes on its edge server. A weak admin token is refused.
@@ -52,6 +54,11 @@ func (s *Server) routes() {
 		w.Header().Set("Allow", http.MethodPost)
 		writeOAuth(w, http.StatusMethodNotAllowed, OAuthError{"invalid_request", "use POST"})
 	}))
+	if p := s.Portal; p != nil {
+		e.Handle("GET /v1/d/{dir}/portal/sandbox", http.HandlerFunc(p.HandleForm))
+		e.Handle("POST /v1/d/{dir}/portal/sandbox", http.HandlerFunc(p.HandleSignup))
+		e.Handle("POST /v1/access-requests", http.HandlerFunc(p.HandleAccessRequest))
+	}
 	if a := s.Admin; a != nil {
 		e.Handle("PUT /admin/v1/d/{dir}/records/{publicId}", a.guard(e, a.putRecord))
 		e.Handle("POST /admin/v1/d/{dir}/records/{publicId}/transition", a.guard(e, a.transition))

@@ -180,7 +180,9 @@ func (m *Main) openAccess(ctx context.Context, acceptNewKey bool) (*dirdb.Store,
 		store.Close()
 		return nil, nil, err
 	}
-	access.SandboxDirectory = envOr("DIRSVC_SANDBOX_DIRECTORY", access.SandboxDirectory)
+	if access.SandboxDirectory = envOr("DIRSVC_SANDBOX_DIRECTORY", access.SandboxDirectory); access.SandboxDirectory == "none" {
+		access.SandboxDirectory = ""
+	}
 	return store, access, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -26,6 +27,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
 	"github.com/dirsvc/dirsvc/edge/edgetest"
 )
 
@@ -54,11 +56,11 @@ func startCluster(t testing.TB, edgeArgs ...string) *cluster {
 	}
 	c.primaryArgs = []string{"primary", "--base-url", testBaseURL, "--data", c.primaryData, "--replica-dir", c.replica,
 		"--replication-token", testReplicationToken, "--admin-token", testAdminToken,
-		"--anonymous-per-minute", "10000000", "--anonymous-per-day", "100000000"}
+		"--anonymous-per-minute", "10000000", "--anonymous-per-day", "100000000", "--sandbox-directory", "small"}
 	c.primary, c.primaryCmd, c.primaryLog = startMode(t, c.bin, c.primaryArgs...)
 	c.edgeArgs = append([]string{"edge", "--data", t.TempDir(), "--primary", "http://" + c.primary,
 		"--replication-token", testReplicationToken,
-		"--anonymous-per-minute", "10000000", "--anonymous-per-day", "100000000"}, edgeArgs...)
+		"--anonymous-per-minute", "10000000", "--anonymous-per-day", "100000000", "--sandbox-directory", "small"}, edgeArgs...)
 	c.edge, _, c.edgeLog = startMode(t, c.bin, c.edgeArgs...)
 	c.waitFor(t, "the edge serves the directory", func() bool {
 		return get(t, c.edge, "/v1/d/small/services/svc_gp", nil).status == 200
@@ -184,6 +186,8 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 		}
 		resp.Body.Close()
 	}
+
+	signUpThroughTheEdge(t, c)
 
 	// A write on the primary becomes visible at the edge.
 	if a := putRecord(t, c.primary, "svc_gp", fixtureRecord(t, "svc_gp", "Written On The Primary")); a.status != 200 {
@@ -535,4 +539,35 @@ func BenchmarkWriteToVisible(b *testing.B) {
 	slices.Sort(lags)
 	b.ReportMetric(float64(lags[len(lags)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// signUpThroughTheEdge signs up for sandbox credentials at the edge, as a browser does: the edge
+// serves the portal itself and forwards the form and its POST, a write, to the primary; the
+// credentials get a token at once, through the edge too.
+func signUpThroughTheEdge(t *testing.T, c *cluster) {
+	t.Helper()
+	portal := get(t, c.edge, edge.PortalPath("small"), nil)
+	if portal.status != 200 || !bytes.Contains(portal.body, []byte(`href="`+edge.SandboxSignupPath("small")+`"`)) {
+		t.Fatalf("the portal at the edge: %d", portal.status)
+	}
+	form := get(t, c.edge, edge.SandboxSignupPath("small"), nil)
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(form.body)
+	cookie := form.header.Get("Set-Cookie")
+	if form.status != 200 || m == nil || !strings.Contains(cookie, "Secure") {
+		t.Fatalf("the sign-up form through the edge: %d, cookie %q", form.status, cookie)
+	}
+	body := url.Values{"csrf": {html.UnescapeString(string(m[1]))}, "name": {"Edge Developer"}, "email": {"dev@example.org"},
+		"purpose": {"Reads services near the edge."}}.Encode()
+	signed := do(t, "POST", "http://"+c.edge+edge.SandboxSignupPath("small"), http.Header{"Content-Type": {"application/x-www-form-urlencoded"},
+		"Cookie": {strings.Split(cookie, ";")[0]}}, []byte(body))
+	creds := regexp.MustCompile(`id="client-id">([^<]+)<[\s\S]*id="client-secret">([^<]+)<`).FindSubmatch(signed.body)
+	if signed.status != http.StatusCreated || creds == nil {
+		t.Fatalf("sign-up through the edge: %d %s", signed.status, signed.body)
+	}
+	tok := do(t, "POST", "http://"+c.edge+edge.TokenPath, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}},
+		[]byte(url.Values{"grant_type": {"client_credentials"}, "directory": {"small"}, "client_id": {string(creds[1])},
+			"client_secret": {html.UnescapeString(string(creds[2]))}}.Encode()))
+	if tok.status != 200 || !bytes.Contains(tok.body, []byte(`"sandbox":true`)) {
+		t.Fatalf("token with the new credentials through the edge: %d %s", tok.status, tok.body)
+	}
 }

@@ -24,7 +24,8 @@
 // both) MACs client secrets and derives the token signing keys. It is not in the data folder's
 // backups: `dirsvc platform server-key` prints it for a secret store. A start whose key is not the
 // one the partner clients were made under says so and stops (--accept-new-server-key goes on). Sandbox
-// clients are given $DIRSVC_SANDBOX_DIRECTORY (default demo).
+// clients are given --sandbox-directory or $DIRSVC_SANDBOX_DIRECTORY (default demo; none offers no
+// sign-up on the developer portal).
 //
 // Every command on a data folder takes --data (default ./data, or $DIRSVC_DATA); the serving modes
 // take --addr (default :8080, or $DIRSVC_ADDR). $DIRSVC_LOG_LEVEL (debug, info, warn, error; default

@@ -153,6 +153,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		return err
 	}
 	access.Issuer = cfg.BaseURL
+	access.SandboxDirectory = cfg.SandboxDirectory
 	go m.retireKeys(ctx, access)
 	cfg.Catalog, cfg.Keys = store, store
 	replicationToken := ""
@@ -165,7 +166,8 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		cfg.EdgeToken = *repToken
 	}
 	handler := edge.New(cfg)
-	ps := &primary.Server{Edge: handler, Access: access, Log: m.Log, Federation: moderationQueue(store)}
+	ps := &primary.Server{Edge: handler, Access: access, Log: m.Log, Federation: moderationQueue(store),
+		Portal: primary.NewPortal(access, handler, key, cfg.SignupLimits, nil)}
 	if *adminToken != "" {
 		ps.Admin = &primary.AdminAPI{Store: store, Token: *adminToken, Log: m.Log, Moderation: ps.Federation}
 		if rep != nil {
@@ -291,8 +293,8 @@ func cursorSecret(serverKey []byte, replicationToken string) []byte {
 
 // httpFlags are the flags of every mode that serves the API.
 type httpFlags struct {
-	baseURL, ipHeader, metricsAddr, memoryLimit *string
-	perMinute, perDay, listCost                 *int
+	baseURL, ipHeader, metricsAddr, memoryLimit, sandboxDir *string
+	perMinute, perDay, listCost                             *int
 }
 
 func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
@@ -303,6 +305,7 @@ func addHTTPFlags(fs *flag.FlagSet) *httpFlags {
 		perDay:      fs.Int("anonymous-per-day", envInt("DIRSVC_ANONYMOUS_PER_DAY", edge.DefaultAnonymousLimits.PerDay), "requests a day per anonymous client address"),
 		listCost:    fs.Int("list-cost", envInt("DIRSVC_LIST_COST", 1), "requests of a caller's rate limit that a list or search counts as; 1 counts every request alike, as the specification's limits do ($DIRSVC_LIST_COST)"),
 		memoryLimit: fs.String("memory-limit", envOr("DIRSVC_MEMORY_LIMIT", ""), "soft memory limit of the Go runtime, e.g. 1536MiB or 2GB ($DIRSVC_MEMORY_LIMIT); GOMEMLIMIT in the environment wins; default 80% of the cgroup's memory limit, else of physical memory. The view cache takes a quarter of it, at most 256 MiB"),
+		sandboxDir:  fs.String("sandbox-directory", envOr("DIRSVC_SANDBOX_DIRECTORY", "demo"), "the demonstration directory: its developer portal issues sandbox credentials at sign-up, for it alone; none (or empty) offers no sign-up ($DIRSVC_SANDBOX_DIRECTORY)"),
 		metricsAddr: fs.String("metrics-addr", envOr("DIRSVC_METRICS_ADDR", ""), "private address of Prometheus metrics (/metrics) and the full health report (/healthz), e.g. 127.0.0.1:9090 ($DIRSVC_METRICS_ADDR)"),
 	}
 }
@@ -332,8 +335,15 @@ func (f *httpFlags) config(log *slog.Logger, mode string, addr net.Addr) (edge.C
 	default:
 		return edge.Config{}, usagef("--base-url is required in %s mode: the public address of the service, e.g. https://directory.example.org, the same on the primary and every edge", mode)
 	}
+	sandbox := *f.sandboxDir
+	if sandbox == "none" {
+		sandbox = ""
+	} else if sandbox != "" && !dirsvc.ValidSlug(sandbox) {
+		return edge.Config{}, usagef("--sandbox-directory: %q is not a directory slug (none offers no sign-up)", sandbox)
+	}
 	return edge.Config{Logger: log, BaseURL: base, ClientIPHeader: *f.ipHeader,
-		AnonymousLimits: edge.Limits{PerMinute: *f.perMinute, PerDay: *f.perDay}, ListCost: *f.listCost}, nil
+		AnonymousLimits: edge.Limits{PerMinute: *f.perMinute, PerDay: *f.perDay}, ListCost: *f.listCost,
+		SandboxDirectory: sandbox}, nil
 }
 
 // checkBaseURL reports what is wrong with a base URL: it must be an absolute http or https address

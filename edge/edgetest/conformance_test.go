@@ -109,6 +109,16 @@ var goTypes = map[string]any{
 	"ForwardedReceipt": federation.Receipt{}, "ModerationItem": dirsvc.ForwardedItem{}, "ProposedChange": dirsvc.ProposedChange{},
 	"ModerationAction": dirsvc.ModerationAction{}, "Reporter": dirsvc.Reporter{}, "ModerationQueue": primary.ModerationQueue{},
 	"ModerationRequest": primary.ModerationRequest{},
+	"SandboxSignupForm": SandboxSignupForm{}, "AccessRequestCreate": primary.AccessRequestBody{}, "AccessRequest": dirsvc.AccessRequest{},
+}
+
+// SandboxSignupForm is the sandbox sign-up form as the portal's page sends it (primary/sandbox.go
+// reads these fields).
+type SandboxSignupForm struct {
+	Name    string `json:"name"`
+	Email   string `json:"email"`
+	Purpose string `json:"purpose"`
+	CSRF    string `json:"csrf"`
 }
 
 // The types below mirror JSON the Go code writes without a type of its own. Each is tied to the wire:

@@ -65,7 +65,8 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 		"getFHIRCapabilityStatement", "searchFHIR", "readFHIR", "getOwnershipExtension", "getOwnershipCodeSystem",
 		"listExports", "createExport", "getExport", "downloadExportFile", "bulkExport", "bulkExportPost",
 		"getBulkExportStatus", "cancelBulkExport", "forwardProposal", "forwardIssue", "getForwardedReceipt",
-		"withdrawForwarded", "listModerationQueue", "getModerationItem", "moderate"}
+		"withdrawForwarded", "listModerationQueue", "getModerationItem", "moderate", "getDeveloperPortal",
+		"getSandboxSignup", "signUpForSandbox", "createAccessRequest"}
 	want = append(want, "getSitemap", "getImage")
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
