@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -58,11 +57,6 @@ func (m *Main) exportDirectory(ctx context.Context, args []string) error {
 	if err != nil {
 		return m.noDirectory(err, rest[0])
 	}
-	// An export's live heap is small and flat (the snapshot's pages, a few batches of records): a
-	// collection every fourth growth of it instead of every one cut the CPU time of a CSV export of
-	// 100,000 services by 15% for about 30 MB more peak memory, the same at every size
-	// (bench/export.sh). The serving modes keep the default.
-	debug.SetGCPercent(400)
 	p := newProgress(m.Stderr)
 	o.Total, o.Progress = p.total, p.progress
 	start := time.Now()

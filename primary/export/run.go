@@ -181,6 +181,8 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 	res.SnapshotAt = at
 	r := &run{dir: dir, opts: &o, info: info, at: at, parts: o.PartRecords, baseURL: o.BaseURL}
 	readable := newReadability(ctx, snap)
+	// refers: a format writes references, which name only records the caller may read.
+	refers := slices.ContainsFunc(o.Formats, func(f string) bool { return f == dirsvc.ExportFHIR || f == dirsvc.ExportHSDS })
 	var writers []formatWriter
 	defer func() {
 		if err != nil {
@@ -255,7 +257,9 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 					return nil
 				}
 			}
-			readable.walked(rec.id)
+			if refers {
+				readable.walked(rec.id)
+			}
 			if kind == dirsvc.KindOrganisation && leaders {
 				if err := withLeaders(ctx, snap, rec, today); err != nil {
 					return err
