@@ -2,6 +2,7 @@ package edge
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -114,4 +115,17 @@ func etagMatch(header, etag string) bool {
 		}
 	}
 	return false
+}
+
+// WriteNoStoreJSON answers v as JSON that no cache keeps: the answers of the primary's write routes
+// (webhooks, exports, forwarded items), which are their caller's own.
+func WriteNoStoreJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":"internal"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
 }

@@ -175,7 +175,7 @@ func (a *API) HandleCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Location", a.Service.cfg.BaseURL+"/v1/d/"+j.Directory+"/exports/"+j.ID)
-	writeJSON(w, http.StatusAccepted, a.view(j))
+	edge.WriteNoStoreJSON(w, http.StatusAccepted, a.view(j))
 }
 
 // ExportList is the answer of the export list.
@@ -207,7 +207,7 @@ func (a *API) HandleList(w http.ResponseWriter, r *http.Request) {
 			list.Items = append(list.Items, a.view(j))
 		}
 	}
-	writeJSON(w, http.StatusOK, list)
+	edge.WriteNoStoreJSON(w, http.StatusOK, list)
 }
 
 // HandleGet answers one of the caller's exports, with signed links to its files once it succeeded.
@@ -222,7 +222,7 @@ func (a *API) HandleGet(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, a.view(j))
+	edge.WriteNoStoreJSON(w, http.StatusOK, a.view(j))
 }
 
 // errLink is the answer to a link that is not one the service signed, or has expired.
@@ -296,15 +296,4 @@ func (a *API) HandleFile(w http.ResponseWriter, r *http.Request) {
 // hasFile reports whether name is one of an export's files.
 func hasFile(j *job, name string) bool {
 	return slices.ContainsFunc(j.Files, func(f File) bool { return f.Name == name })
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":"internal"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
 }

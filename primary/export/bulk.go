@@ -225,7 +225,7 @@ func (a *API) HandleBulkStatus(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Header().Set("Expires", exp.Format(http.TimeFormat))
-	writeJSON(w, http.StatusOK, m)
+	edge.WriteNoStoreJSON(w, http.StatusOK, m)
 }
 
 // HandleBulkCancel cancels a Bulk Data export and removes it (DELETE on its status).

@@ -86,21 +86,10 @@ func knownMembers(b []byte, prefix string, allowed []string, nested map[string][
 	return nil
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":"internal"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
-}
-
 // created answers a new item's receipt, with its address.
 func (a *API) created(w http.ResponseWriter, r *http.Request, it *dirsvc.ForwardedItem) {
 	w.Header().Set("Location", "/v1/d/"+r.PathValue("dir")+"/federation/forwarded/"+it.ID)
-	writeJSON(w, http.StatusCreated, ReceiptOf(it))
+	edge.WriteNoStoreJSON(w, http.StatusCreated, ReceiptOf(it))
 }
 
 // HandlePropose takes a forwarded proposal.
@@ -156,7 +145,7 @@ func (a *API) HandleReceipt(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ReceiptOf(it))
+	edge.WriteNoStoreJSON(w, http.StatusOK, ReceiptOf(it))
 }
 
 // HandleWithdraw withdraws the caller's item while nothing is decided.
@@ -171,5 +160,5 @@ func (a *API) HandleWithdraw(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, ReceiptOf(it))
+	edge.WriteNoStoreJSON(w, http.StatusOK, ReceiptOf(it))
 }

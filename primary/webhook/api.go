@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
 )
 
 // The management API (section 4.7), served on the primary (edges forward it). Every route needs a
@@ -128,17 +129,6 @@ func readBody(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":"internal"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
-}
-
 // replicated makes an acknowledged change durable in every replica before it is answered; when a
 // replica does not confirm, the answer says so (the change is committed and reaches it later).
 func (a *API) replicated(w http.ResponseWriter, r *http.Request) {
@@ -167,7 +157,7 @@ func (a *API) HandleList(w http.ResponseWriter, r *http.Request) {
 	for i := range eps {
 		list.Items = append(list.Items, a.view(&eps[i], ""))
 	}
-	writeJSON(w, http.StatusOK, list)
+	edge.WriteNoStoreJSON(w, http.StatusOK, list)
 }
 
 // EndpointList is the answer of the endpoint list.
@@ -250,7 +240,7 @@ func (a *API) HandleCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	a.replicated(w, r)
 	w.Header().Set("Location", "/v1/d/"+dir+"/webhooks/"+e.ID)
-	writeJSON(w, http.StatusCreated, a.view(e, secret))
+	edge.WriteNoStoreJSON(w, http.StatusCreated, a.view(e, secret))
 }
 
 // HandleGet answers one of the caller's endpoints.
@@ -260,7 +250,7 @@ func (a *API) HandleGet(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, a.view(e, ""))
+	edge.WriteNoStoreJSON(w, http.StatusOK, a.view(e, ""))
 }
 
 // HandlePatch changes an endpoint's URL or description, pauses it, or resumes it (state active): a
@@ -308,7 +298,7 @@ func (a *API) HandlePatch(w http.ResponseWriter, r *http.Request) {
 	if e.State == dirsvc.WebhookActive {
 		a.Service.wake(e.Directory, e.ID)
 	}
-	writeJSON(w, http.StatusOK, a.view(e, ""))
+	edge.WriteNoStoreJSON(w, http.StatusOK, a.view(e, ""))
 }
 
 // HandleDelete removes an endpoint and its delivery log.
@@ -344,7 +334,7 @@ func (a *API) HandleRotate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.replicated(w, r)
-	writeJSON(w, http.StatusOK, a.view(e, secret))
+	edge.WriteNoStoreJSON(w, http.StatusOK, a.view(e, secret))
 }
 
 // Sent is the answer of a test ping and of a replay.
@@ -388,7 +378,7 @@ func (a *API) HandleTest(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sentOf(d, out))
+	edge.WriteNoStoreJSON(w, http.StatusOK, sentOf(d, out))
 }
 
 // HandleReplay sends a delivered, failed-and-stopped or dead message again now, under its webhook-id,
@@ -409,7 +399,7 @@ func (a *API) HandleReplay(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, sentOf(d, out))
+	edge.WriteNoStoreJSON(w, http.StatusOK, sentOf(d, out))
 }
 
 // once sends a delivery now, one request without retries, and records it: delivered, or as it was
@@ -489,7 +479,7 @@ func (a *API) HandleDeliveries(w http.ResponseWriter, r *http.Request) {
 	if len(ds) == limit {
 		page.NextBefore = ds[len(ds)-1].CreatedAt.UTC().Format(time.RFC3339Nano)
 	}
-	writeJSON(w, http.StatusOK, page)
+	edge.WriteNoStoreJSON(w, http.StatusOK, page)
 }
 
 // DeliveryList is a page of an endpoint's delivery log.
@@ -518,7 +508,7 @@ func (a *API) HandleDelivery(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, DeliveryDetail{Delivery: *d, Payload: preview})
+	edge.WriteNoStoreJSON(w, http.StatusOK, DeliveryDetail{Delivery: *d, Payload: preview})
 }
 
 // Preview is a redacted preview of a message: its type and time, and for a feed message its
