@@ -1,6 +1,7 @@
 package edge_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"reflect"
@@ -51,4 +52,44 @@ func TestDecodeViewAgreesWithEncodingJSON(t *testing.T) {
 	if n < 1000 {
 		t.Errorf("only %d views compared", n)
 	}
+}
+
+// BenchmarkDecodeView decodes the service views of the demo directory (partner tier) with
+// fhir.DecodeView and, for comparison, with encoding/json into the same type:
+//
+//	go test ./edge -run '^$' -bench DecodeView
+func BenchmarkDecodeView(b *testing.B) {
+	ctx := context.Background()
+	s := newTestServer(b, demoFiles(b)["demo"])
+	rd, err := s.store.Reader(ctx, "demo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	snap, err := rd.(dirsvc.ReadSnapshotter).ReadSnapshot(ctx, dirsvc.Viewer{Audience: dirsvc.Partner})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var bodies [][]byte
+	if err := snap.Walk(ctx, dirsvc.KindService, func(p dirsvc.Published) error {
+		bodies = append(bodies, bytes.Clone(p.Body))
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	snap.Close()
+	b.Run("DecodeView", func(b *testing.B) {
+		for i := range b.N {
+			if _, err := fhir.DecodeView(dirsvc.KindService, bodies[i%len(bodies)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for i := range b.N {
+			var v dirsvc.ServiceView
+			if err := json.Unmarshal(bodies[i%len(bodies)], &v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
