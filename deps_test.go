@@ -60,12 +60,14 @@ var moduleHomes = map[string]string{
 	"github.com/chromedp/": "cmd/dirsvc",
 }
 
-// moduleHome checks that a third-party import is in its module's home package.
-// moreHomes are further packages that adapt a module of moduleHomes themselves.
+// moreHomes are further packages that adapt a module of moduleHomes themselves, each for a client
+// of its own: keep this short.
 var moreHomes = map[string][]string{
 	"github.com/hashicorp/go-retryablehttp": {"primary/federation"}, // mirrors' harvests of their upstreams
 }
 
+// moduleHome checks that a third-party import is in its module's home package (or one of
+// moreHomes).
 func moduleHome(pkg, imp string) string {
 	if !strings.Contains(strings.SplitN(imp, "/", 2)[0], ".") || strings.HasPrefix(imp, module) {
 		return "" // the standard library, or the project
