@@ -17,30 +17,24 @@ import (
 // write of that file.
 var _ dirsvc.ForwardedStore = (*Store)(nil)
 
-// opsTx runs fn in a transaction of a directory's ops file; on the primary only.
+// opsTx runs fn in a transaction of a directory's ops file, with its write lock held (see
+// opsLocked); on the primary only.
 func (s *Store) opsTx(ctx context.Context, dir string, fn func(tx *sql.Tx) error) error {
 	d, err := s.directory(ctx, dir)
 	if err != nil {
 		return err
 	}
-	d.wmu.Lock()
-	defer d.wmu.Unlock()
-	if d.writer == nil {
-		return errReplica
-	}
-	ops, err := d.opsDB(ctx)
-	if err != nil {
-		return err
-	}
-	tx, err := ops.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin ops write: %w", err)
-	}
-	defer tx.Rollback()
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return d.opsLocked(ctx, func(ops *sql.DB) error {
+		tx, err := ops.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("begin ops write: %w", err)
+		}
+		defer tx.Rollback()
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
 }
 
 // CreateForwarded stores a new item with its first history step.

@@ -43,8 +43,8 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 	})
 }
 
-// importSnapshot makes the directory equal to the snapshot, inside the write w; the records keep
-// names are left as they are, though the snapshot does not hold them.
+// importSnapshot makes the directory equal to the snapshot, inside the write w, except for the
+// records named in keep (mirrored ones), which stay as they are though the snapshot lacks them.
 func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (err error) {
 	ctx := w.ctx
 	// Kind order keeps the change log readable (organisations before their sites and services); ID

@@ -100,6 +100,7 @@ func (a *AdminAPI) moderationAct(s *edge.Server) http.Handler {
 			s.WriteError(w, r, err)
 			return
 		}
-		a.answer(s, w, r, it, action == dirsvc.ActionApprove && it.Status == dirsvc.ForwardedAccepted)
+		// Every action writes the queue (and an approval the record): replicated before it is answered.
+		a.answer(s, w, r, it, true)
 	}))
 }

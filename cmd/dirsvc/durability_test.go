@@ -127,20 +127,35 @@ func recordShow(t testing.TB, bin, data, id string) string {
 	return string(out)
 }
 
-// TestAnAcknowledgedWriteIsInEveryFileItTouched kills the primary right after an admin write is
-// answered, with the watcher set to look only once an hour: the replica holds the write in the
-// directory's published file and in its canonical records alike, so the restored primary's next
-// write on the record does not revert it.
+// TestAnAcknowledgedWriteIsInEveryFileItTouched kills the primary right after an admin write and a
+// forwarded proposal are answered, with the watcher set to look only once an hour: the replica
+// holds the write in the directory's published file and in its canonical records alike, so the
+// restored primary's next write on the record does not revert it, and it holds the proposal the
+// aggregate got a receipt for.
 func TestAnAcknowledgedWriteIsInEveryFileItTouched(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
 	bin := buildBinary(t)
 	data, replica := importedFolder(t, bin), t.TempDir()
+	aggID, aggSK := createClient(t, bin, data, "--name", "State Aggregate", "--directory", "small", "--tier", "partner",
+		"--scopes", "graph:read graph:propose")
+	key, err := exec.Command(bin, "platform", "--data", data, "server-key").Output()
+	if err != nil {
+		t.Fatalf("platform server-key: %v", err)
+	}
 	args := []string{"primary", "--data", data, "--replica-dir", replica, "--admin-token", testAdminToken, "--sync-interval", "1h"}
 	addr, cmd, log := startMode(t, bin, args...)
 	if a := putRecord(t, addr, "svc_gp", fixtureRecord(t, "svc_gp", "Acknowledged")); a.status != 200 {
 		t.Fatalf("write: %d %s\n%s", a.status, a.body, log)
+	}
+	h := bearer(tokenFor(t, addr, "small", aggID, aggSK))
+	h.Set("Content-Type", "application/json")
+	proposal := do(t, "POST", "http://"+addr+"/v1/d/small/federation/forwarded/proposals", h,
+		[]byte(`{"publicId":"svc_gp","changes":{"description":"Open on Saturdays."}}`))
+	var receipt struct{ ID string }
+	if proposal.status != 201 || json.Unmarshal(proposal.body, &receipt) != nil || receipt.ID == "" {
+		t.Fatalf("a forwarded proposal: %d %s\n%s", proposal.status, proposal.body, log)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
@@ -152,6 +167,11 @@ func TestAnAcknowledgedWriteIsInEveryFileItTouched(t *testing.T) {
 	if show := recordShow(t, bin, restored, "svc_gp"); !strings.Contains(show, `"Acknowledged"`) {
 		t.Errorf("the restored canonical record lacks the acknowledged write:\n%s", show)
 	}
+	if out, err := exec.Command(bin, "moderation", "--data", restored, "--dir", "small", "list").CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), receipt.ID) {
+		t.Errorf("the restored queue lacks the acknowledged proposal %s: %v\n%s", receipt.ID, err, out)
+	}
+	t.Setenv("DIRSVC_SERVER_KEY", strings.TrimSpace(string(key))) // kept by the operator, not in the replica
 	addr, _, _ = startMode(t, bin, "serve", "--data", restored)
 	if got := name(t, get(t, addr, "/v1/d/small/services/svc_gp", nil)); got != "Acknowledged" {
 		t.Errorf("the restored published record: %q", got)

@@ -16,7 +16,12 @@ import (
 
 // moderation returns the moderation queue of the store, publishing through the record write path.
 func moderationQueue(store *dirdb.Store) *federation.Service {
-	return federation.New(federation.Config{Directories: store, Store: store, Update: primary.RecordUpdater(store)})
+	return federation.New(moderationConfig(store))
+}
+
+// moderationConfig is the configuration of a directory's moderation queue on its data folder.
+func moderationConfig(store *dirdb.Store) federation.Config {
+	return federation.Config{Directories: store, Store: store, Update: primary.RecordUpdater(store)}
 }
 
 const moderationUsage = `[--data DIR] --dir SLUG OPERATION ARGS

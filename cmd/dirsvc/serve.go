@@ -166,7 +166,12 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		cfg.EdgeToken = *repToken
 	}
 	handler := edge.New(cfg)
-	ps := &primary.Server{Edge: handler, Access: access, Log: m.Log, Federation: moderationQueue(store),
+	forwarding := moderationConfig(store)
+	forwarding.Log = m.Log
+	if rep != nil {
+		forwarding.Replicate = replicateFileOf(rep, m.Data, *replicaWait, dirsvc.OpsFile)
+	}
+	ps := &primary.Server{Edge: handler, Access: access, Log: m.Log, Federation: federation.New(forwarding),
 		Portal: primary.NewPortal(access, handler, key, cfg.SignupLimits, nil)}
 	if *adminToken != "" {
 		ps.Admin = &primary.AdminAPI{Store: store, Token: *adminToken, Log: m.Log, Moderation: ps.Federation}
@@ -179,13 +184,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	hooks := webhook.Config{Store: store, Clients: store, Feed: primary.WebhookFeed(handler, store.ChangeHead),
 		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: m.Log}
 	if rep != nil {
-		hooks.Replicate = func(ctx context.Context, dir string) error {
-			_, pending, err := replicateFiles(ctx, rep, m.Data, *replicaWait, dirsvc.FileName(dirsvc.WebhooksFile, dir))
-			if err == nil && pending {
-				err = errors.New("object storage did not confirm in time")
-			}
-			return err
-		}
+		hooks.Replicate = replicateFileOf(rep, m.Data, *replicaWait, dirsvc.WebhooksFile)
 	}
 	if ps.Webhooks, err = webhook.New(hooks); err != nil {
 		return err
@@ -686,4 +685,17 @@ func (s exportStore) Open(ctx context.Context, name string) (export.Blob, error)
 		return nil, err
 	}
 	return b, nil
+}
+
+// replicateFileOf returns what makes an acknowledged change of a directory's file (file: one of
+// dirsvc.DirectoryFiles) durable in every replica before it is answered: an error when object
+// storage does not confirm it within wait.
+func replicateFileOf(rep *replicate.Replicator, data string, wait time.Duration, file string) func(context.Context, string) error {
+	return func(ctx context.Context, dir string) error {
+		_, pending, err := replicateFiles(ctx, rep, data, wait, dirsvc.FileName(file, dir))
+		if err == nil && pending {
+			err = errors.New("object storage did not confirm in time")
+		}
+		return err
+	}
 }

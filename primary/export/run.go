@@ -72,6 +72,9 @@ func (s *Service) run(parent context.Context, id string) {
 		if parent.Err() != nil {
 			return // as above: the next start ends it failed, and pruning clears the bucket
 		}
+		if ctx.Err() != nil {
+			return // cancelled: cancel removes it, from the bucket too
+		}
 		s.cfg.Log.Error("exports: copy an export to object storage", "export", id, "directory", j.Directory, "err", err)
 		if err := s.unstore(ctx, id); err != nil {
 			s.cfg.Log.Error("exports: remove a failed export from object storage", "export", id, "err", err)

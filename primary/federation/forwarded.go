@@ -3,6 +3,7 @@ package federation
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -33,7 +34,12 @@ type Config struct {
 	// `dirsvc record update` and the admin API's PUT), so that it gets a new version and a change
 	// feed event.
 	Update func(ctx context.Context, dir string, rec dirsvc.Record) error
-	Now    func() time.Time
+	// Replicate, when set, makes a client's acknowledged change of its items (a new item, a
+	// withdrawal) durable in every replica of the directory's ops file before it is answered; an
+	// error is logged with Log and the answer says Replication-Pending, as webhooks' do.
+	Replicate func(ctx context.Context, dir string) error
+	Log       *slog.Logger
+	Now       func() time.Time
 }
 
 // Service takes forwarded items in and moderates them.

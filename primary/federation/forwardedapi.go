@@ -86,8 +86,24 @@ func knownMembers(b []byte, prefix string, allowed []string, nested map[string][
 	return nil
 }
 
+// replicated makes the client's change durable in every replica before it is answered (see
+// Config.Replicate).
+func (a *API) replicated(w http.ResponseWriter, r *http.Request) {
+	cfg := a.Service.cfg
+	if cfg.Replicate == nil {
+		return
+	}
+	if err := cfg.Replicate(r.Context(), r.PathValue("dir")); err != nil {
+		if cfg.Log != nil {
+			cfg.Log.Error("forwarding: replicate a change of a forwarded item", "directory", r.PathValue("dir"), "err", err)
+		}
+		w.Header().Set("Replication-Pending", "object-storage")
+	}
+}
+
 // created answers a new item's receipt, with its address.
 func (a *API) created(w http.ResponseWriter, r *http.Request, it *dirsvc.ForwardedItem) {
+	a.replicated(w, r)
 	w.Header().Set("Location", "/v1/d/"+r.PathValue("dir")+"/federation/forwarded/"+it.ID)
 	edge.WriteNoStoreJSON(w, http.StatusCreated, ReceiptOf(it))
 }
@@ -160,5 +176,6 @@ func (a *API) HandleWithdraw(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
+	a.replicated(w, r)
 	edge.WriteNoStoreJSON(w, http.StatusOK, ReceiptOf(it))
 }
