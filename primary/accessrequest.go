@@ -65,6 +65,7 @@ func (s *Portal) HandleAccessRequest(w http.ResponseWriter, r *http.Request) {
 		s.Edge.WriteError(w, r, err)
 		return
 	}
+	s.replicated(w, r)
 	b, err := json.Marshal(req)
 	if err != nil {
 		s.Edge.WriteError(w, r, err)

@@ -1,6 +1,7 @@
 package primary
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -8,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/mail"
 	"strconv"
@@ -34,6 +36,11 @@ type Portal struct {
 	now    func() time.Time
 	// Secure marks the form's cookie Secure (the service is served over https).
 	Secure bool
+	// Replicate, when set, makes a new client or access request durable in every replica of the
+	// platform file before it is answered; an error is logged with Log and the answer says
+	// Replication-Pending (the credentials work on this primary, but the bucket lacks them yet).
+	Replicate func(ctx context.Context) error
+	Log       *slog.Logger
 
 	mu      sync.Mutex
 	total   signupCount
@@ -173,9 +180,24 @@ func (s *Portal) HandleSignup(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, dir, f, err)
 		return
 	}
+	s.replicated(w, r)
 	g := c.Grant(dir)
 	s.Edge.WriteSignupPage(w, r, http.StatusCreated, edge.SignupPage{Directory: dir, DirectoryName: info.Name, Offered: true,
 		Issued: &edge.SignupCredentials{ClientID: c.ID, Secret: secret, Scopes: g.Scopes, Limit: g.Limit}})
+}
+
+// replicated makes a change of the platform file durable in every replica before it is answered
+// (see Portal.Replicate).
+func (s *Portal) replicated(w http.ResponseWriter, r *http.Request) {
+	if s.Replicate == nil {
+		return
+	}
+	if err := s.Replicate(r.Context()); err != nil {
+		if s.Log != nil {
+			s.Log.Error("portal: replicate a new client or access request", "err", err)
+		}
+		w.Header().Set(PendingHeader, "object-storage")
+	}
 }
 
 // refuse answers a refused sign-up: a page for a browser (the form again, with a fresh token, where

@@ -131,7 +131,7 @@ func recordShow(t testing.TB, bin, data, id string) string {
 // forwarded proposal are answered, with the watcher set to look only once an hour: the replica
 // holds the write in the directory's published file and in its canonical records alike, so the
 // restored primary's next write on the record does not revert it, and it holds the proposal the
-// aggregate got a receipt for.
+// aggregate got a receipt for and the access request it was answered 201 for.
 func TestAnAcknowledgedWriteIsInEveryFileItTouched(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -157,6 +157,15 @@ func TestAnAcknowledgedWriteIsInEveryFileItTouched(t *testing.T) {
 	if proposal.status != 201 || json.Unmarshal(proposal.body, &receipt) != nil || receipt.ID == "" {
 		t.Fatalf("a forwarded proposal: %d %s\n%s", proposal.status, proposal.body, log)
 	}
+	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/access-requests",
+		strings.NewReader(`{"directory":"small","scopes":["feed:read"]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.SetBasicAuth(aggID, aggSK)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 201 {
+		t.Fatalf("an access request: %v %v\n%s", err, resp, log)
+	} else {
+		resp.Body.Close()
+	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 
@@ -164,14 +173,18 @@ func TestAnAcknowledgedWriteIsInEveryFileItTouched(t *testing.T) {
 	if out, err := exec.Command(bin, "restore", "--data", restored, "--replica-dir", replica).CombinedOutput(); err != nil {
 		t.Fatalf("restore: %v\n%s", err, out)
 	}
+	t.Setenv("DIRSVC_SERVER_KEY", strings.TrimSpace(string(key))) // kept by the operator, not in the replica
 	if show := recordShow(t, bin, restored, "svc_gp"); !strings.Contains(show, `"Acknowledged"`) {
 		t.Errorf("the restored canonical record lacks the acknowledged write:\n%s", show)
+	}
+	if out, err := exec.Command(bin, "clients", "--data", restored, "requests").CombinedOutput(); err != nil ||
+		!strings.Contains(string(out), "feed:read") {
+		t.Errorf("the restored platform lacks the acknowledged access request: %v\n%s", err, out)
 	}
 	if out, err := exec.Command(bin, "moderation", "--data", restored, "--dir", "small", "list").CombinedOutput(); err != nil ||
 		!strings.Contains(string(out), receipt.ID) {
 		t.Errorf("the restored queue lacks the acknowledged proposal %s: %v\n%s", receipt.ID, err, out)
 	}
-	t.Setenv("DIRSVC_SERVER_KEY", strings.TrimSpace(string(key))) // kept by the operator, not in the replica
 	addr, _, _ = startMode(t, bin, "serve", "--data", restored)
 	if got := name(t, get(t, addr, "/v1/d/small/services/svc_gp", nil)); got != "Acknowledged" {
 		t.Errorf("the restored published record: %q", got)

@@ -173,6 +173,16 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	}
 	ps := &primary.Server{Edge: handler, Access: access, Log: m.Log, Federation: federation.New(forwarding),
 		Portal: primary.NewPortal(access, handler, key, cfg.SignupLimits, nil)}
+	ps.Portal.Log = m.Log
+	if rep != nil {
+		ps.Portal.Replicate = func(ctx context.Context) error {
+			_, pending, err := replicateFiles(ctx, rep, m.Data, *replicaWait, dirsvc.PlatformFile)
+			if err == nil && pending {
+				err = errStorageUnconfirmed
+			}
+			return err
+		}
+	}
 	if *adminToken != "" {
 		ps.Admin = &primary.AdminAPI{Store: store, Token: *adminToken, Log: m.Log, Moderation: ps.Federation}
 		if rep != nil {
@@ -694,8 +704,12 @@ func replicateFileOf(rep *replicate.Replicator, data string, wait time.Duration,
 	return func(ctx context.Context, dir string) error {
 		_, pending, err := replicateFiles(ctx, rep, data, wait, dirsvc.FileName(file, dir))
 		if err == nil && pending {
-			err = errors.New("object storage did not confirm in time")
+			err = errStorageUnconfirmed
 		}
 		return err
 	}
 }
+
+// errStorageUnconfirmed is the error of an acknowledged change object storage did not confirm
+// within the replica wait.
+var errStorageUnconfirmed = errors.New("object storage did not confirm in time")
