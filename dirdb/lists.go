@@ -223,6 +223,13 @@ func viewsPage(v dirsvc.Viewer, kind dirsvc.Kind, after string, limit int, cond 
 	return q
 }
 
+// pageItemsPrealloc bounds the items a page's slice is made for before any is read, and maxPageBlock
+// the bytes its block of bodies is made for at first.
+const (
+	pageItemsPrealloc = 128
+	maxPageBlock      = 4 << 20
+)
+
 // readPage runs the page statement q, which asks for limit+1 views.
 func (d *Directory) readPage(ctx context.Context, q sqlCond, limit int) (dirsvc.Page, error) {
 	rows, err := d.lists.query(ctx, d.readers, q.sql, q.args...)
@@ -230,12 +237,23 @@ func (d *Directory) readPage(ctx context.Context, q sqlCond, limit int) (dirsvc.
 		return dirsvc.Page{}, err
 	}
 	defer rows.Close()
-	var page dirsvc.Page
+	// The views' bodies are copied into one block, sized from the first, rather than each into its
+	// own: a page of 100 views is then one allocation instead of a hundred, and lists, the reads that
+	// allocate most, cost the collector less.
+	page := dirsvc.Page{Items: make([]dirsvc.Published, 0, min(limit+1, pageItemsPrealloc))}
+	var block []byte
 	for rows.Next() {
 		var p dirsvc.Published
-		if err := rows.Scan(&p.PublicID, &p.Body, &p.ETag); err != nil {
+		var body sql.RawBytes
+		if err := rows.Scan(&p.PublicID, &body, &p.ETag); err != nil {
 			return dirsvc.Page{}, err
 		}
+		if block == nil {
+			block = make([]byte, 0, min(len(body)*(limit+1)*5/4, maxPageBlock))
+		}
+		start := len(block)
+		block = append(block, body...) // a new block, if it grows, leaves earlier bodies in the old
+		p.Body = block[start:len(block):len(block)]
 		page.Items = append(page.Items, p)
 	}
 	if err := rows.Err(); err != nil {

@@ -1,11 +1,11 @@
 package edge
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -48,24 +48,61 @@ func viewerKey(v dirsvc.Viewer) string {
 
 // writeList writes a page of projected views as {items, limit, nextCursor}.
 func (s *Server) writeList(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, page dirsvc.Page, limit int, key string) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"items":[`)
+	size := len(`{"items":[],"limit":,"nextCursor":null}`) + 4 + 2*maxCursor
+	for _, p := range page.Items {
+		size += len(p.Body) + 1
+	}
+	buf := listBuffers.get(size)
+	defer listBuffers.put(buf)
+	b := append(*buf, `{"items":[`...)
 	for i, p := range page.Items {
 		if i > 0 {
-			buf.WriteByte(',')
+			b = append(b, ',')
 		}
-		buf.Write(p.Body)
+		b = append(b, p.Body...)
 	}
-	buf.WriteString(`],"limit":`)
-	buf.WriteString(strconv.Itoa(limit))
-	buf.WriteString(`,"nextCursor":`)
+	b = append(b, `],"limit":`...)
+	b = strconv.AppendInt(b, int64(limit), 10)
+	b = append(b, `,"nextCursor":`...)
 	if page.More {
-		buf.WriteString(strconv.Quote(s.cursors.seal(page.Items[len(page.Items)-1].PublicID, key)))
+		b = strconv.AppendQuote(b, s.cursors.seal(page.Items[len(page.Items)-1].PublicID, key))
 	} else {
-		buf.WriteString("null")
+		b = append(b, "null"...)
 	}
-	buf.WriteByte('}')
-	s.writeJSON(w, r, a, buf.Bytes())
+	b = append(b, '}')
+	*buf = b
+	// The body is written before writeJSON returns and is not kept (only its coded forms are, in
+	// bodies, by its hash): the buffer goes back to the pool.
+	s.writeJSON(w, r, a, b)
+}
+
+// listBuffers keeps the buffers list pages are composed in: a page of 100 services is about 180 KB,
+// and lists are the reads that would otherwise allocate most.
+var listBuffers bufferPool
+
+// bufferPool is a sync.Pool of byte buffers that keeps none larger than maxPooledBuffer.
+type bufferPool struct{ pool sync.Pool }
+
+const (
+	minPooledBuffer = 64 << 10
+	maxPooledBuffer = 1 << 20
+)
+
+// get returns an empty buffer of at least size bytes' capacity.
+func (bp *bufferPool) get(size int) *[]byte {
+	if b, ok := bp.pool.Get().(*[]byte); ok && cap(*b) >= size {
+		*b = (*b)[:0]
+		return b
+	}
+	b := make([]byte, 0, max(size, minPooledBuffer))
+	return &b
+}
+
+// put returns a buffer nothing refers to any more.
+func (bp *bufferPool) put(b *[]byte) {
+	if cap(*b) <= maxPooledBuffer {
+		bp.pool.Put(b)
+	}
 }
 
 // serviceListParams are the query parameters of the service list.
