@@ -16,12 +16,15 @@ const DefaultPageCacheBytes = 64 << 20
 // decoding and encoding the views of its related records and compressing the result.
 //
 // A page is kept under everything it was composed from: the directory's reader, the record, the
-// caller's audience, the directory's country (its public holidays) and the minute of the clock (its
-// open status; opening hours are given in minutes); and with the generation of the directory's
-// reader when composing began (dirsvc.DirectoryReader.Generation), which moves at every commit and
-// every change an edge applies, so a page is served only while nothing it was composed from can have
-// changed. Only callers without a narrowing are served from it: a narrowing leaves related records
-// out of a page, and a narrowed read must cost what a read of a missing record costs.
+// caller's audience and the directory's country (its public holidays); with the minute of the clock
+// it was composed for (its open status; opening hours are given in minutes); and with the generation
+// of the directory's reader when composing began (dirsvc.DirectoryReader.Generation), which moves at
+// every commit and every change an edge applies, so a page is served only while nothing it was
+// composed from can have changed. A page asked for in a later minute is composed again; when it comes
+// out the same, as it mostly does (an open status changes a few times a day), the page kept moves to
+// the new minute with its coded forms, so a page is compressed once and not once a minute. Only
+// callers without a narrowing are served from it: a narrowing leaves related records out of a page,
+// and a narrowed read must cost what a read of a missing record costs.
 //
 // The least recently used pages leave past the byte bound; the bytes counted are the body's, its
 // coded forms' and entryOverhead.
@@ -38,13 +41,13 @@ type pageKey struct {
 	id      string
 	aud     dirsvc.Audience
 	country string
-	minute  int64
 }
 
 // keptPage is a composed page. Its fields do not change once it is kept; enc keeps its coded forms.
 type keptPage struct {
 	key       pageKey
 	gen       uint64
+	minute    int64 // of the clock (Unix time / 60) it was composed for, or has served since
 	body      []byte
 	etag      string
 	addresses bool
@@ -60,36 +63,46 @@ func newPageCache(max int64) *pageCache {
 	return &pageCache{max: max, entries: map[pageKey]*list.Element{}}
 }
 
-// get returns the page kept under k, when it was composed at the generation gen.
-func (c *pageCache) get(k pageKey, gen uint64) *keptPage {
+// get returns the page kept under k, when it was composed at the generation gen for the minute.
+func (c *pageCache) get(k pageKey, gen uint64, minute int64) *keptPage {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.entries[k]
 	if !ok {
 		return nil
 	}
-	if p := el.Value.(*keptPage); p.gen == gen {
+	p := el.Value.(*keptPage)
+	switch {
+	case p.gen != gen:
+		c.remove(el) // composed before a change: never served again
+	case p.minute == minute:
 		c.lru.MoveToFront(el)
 		return p
 	}
-	c.remove(el) // composed before a change: never served again
-	return nil
+	return nil // of another minute: kept until put sees whether the page composed now is the same
 }
 
-// put keeps p (composed at the generation p.gen), in place of any page kept under the same key of
-// an older generation, and gives it the Encoded in which its coded forms are kept and counted; false
-// when it keeps nothing: a page larger than a quarter of the bound, or one kept by another request
-// meanwhile.
-func (c *pageCache) put(p *keptPage) bool {
+// put keeps p (composed at the generation p.gen for the minute p.minute) and returns the page kept:
+// p, with the Encoded in which its coded forms are kept and counted, in place of any page kept under
+// the same key of an older generation or minute; or the page kept before it, moved to p's minute,
+// when that is the same page (same generation and body); or nil when it keeps nothing: a page larger
+// than a quarter of the bound, or one kept meanwhile by a request of a later generation or minute.
+func (c *pageCache) put(p *keptPage) *keptPage {
 	p.size = int64(len(p.body)) + pageOverhead
 	if p.size > c.max/4 {
-		return false
+		return nil
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[p.key]; ok {
-		if el.Value.(*keptPage).gen >= p.gen {
-			return false
+		old := el.Value.(*keptPage)
+		switch {
+		case old.gen == p.gen && old.etag == p.etag:
+			old.minute = max(old.minute, p.minute)
+			c.lru.MoveToFront(el)
+			return old
+		case old.gen > p.gen || old.gen == p.gen && old.minute > p.minute:
+			return nil
 		}
 		c.remove(el)
 	}
@@ -98,7 +111,7 @@ func (c *pageCache) put(p *keptPage) bool {
 	c.entries[p.key] = el
 	c.bytes += p.size
 	c.evict()
-	return true
+	return p
 }
 
 // kept counts a coded form of the page of el, if it is still kept.

@@ -300,13 +300,13 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 // page returns the record's page for the reader, and where its coded forms are kept: the page kept
 // (pageCache), or the one composed now from the views of its related records.
 func (s *Server) page(ctx context.Context, rt recordRoute, rd *reading) (*keptPage, forms, error) {
-	key := pageKey{dir: rd.dir, id: rd.status.View.PublicID, aud: rd.viewer.Audience, country: rd.info.Country,
-		minute: rd.now.Unix() / 60}
+	key := pageKey{dir: rd.dir, id: rd.status.View.PublicID, aud: rd.viewer.Audience, country: rd.info.Country}
+	minute := rd.now.Unix() / 60
 	keep := !rd.viewer.Narrowing.Narrowed()
-	rd.now = time.Unix(key.minute*60, 0).In(rd.now.Location()) // the same status for the whole minute
-	gen := rd.gen                                              // read before the record's own view was
+	rd.now = time.Unix(minute*60, 0).In(rd.now.Location()) // the same status for the whole minute
+	gen := rd.gen                                          // read before the record's own view was
 	if keep {
-		if p := s.pages.get(key, gen); p != nil {
+		if p := s.pages.get(key, gen, minute); p != nil {
 			return p, p.enc, nil
 		}
 	}
@@ -319,9 +319,11 @@ func (s *Server) page(ctx context.Context, rt recordRoute, rd *reading) (*keptPa
 		return nil, nil, err
 	}
 	sum := sha256.Sum256(body)
-	p := &keptPage{key: key, gen: gen, body: body, etag: dirsvc.ETagOfSum(sum), addresses: addresses}
-	if keep && s.pages.put(p) {
-		return p, p.enc, nil
+	p := &keptPage{key: key, gen: gen, minute: minute, body: body, etag: dirsvc.ETagOfSum(sum), addresses: addresses}
+	if keep {
+		if kept := s.pages.put(p); kept != nil {
+			return kept, kept.enc, nil
+		}
 	}
 	return p, s.bodies.forms(sum), nil // not kept: its coded forms are kept by its body's hash
 }
