@@ -96,4 +96,7 @@ type MirrorStore interface {
 	UnseenMirrored(ctx context.Context, dir, name, after string, limit int) ([]string, error)
 	// MirrorFailed records a harvest's failure (a message for the operator).
 	MirrorFailed(ctx context.Context, dir, name, msg string) error
+	// SetMirrorSecret replaces the client secret stored for a mirror (as given: the harvester stores
+	// it sealed).
+	SetMirrorSecret(ctx context.Context, dir, name, secret string) error
 }

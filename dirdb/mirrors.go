@@ -110,6 +110,24 @@ func (s *Store) Mirrors(ctx context.Context, slug string) ([]dirsvc.Mirror, erro
 	return out, err
 }
 
+// SetMirrorSecret replaces a mirror's stored client secret (see dirsvc.MirrorStore).
+func (s *Store) SetMirrorSecret(ctx context.Context, slug, name, secret string) error {
+	d, err := s.mirrorDirectory(ctx, slug)
+	if err != nil {
+		return err
+	}
+	return d.opsLocked(ctx, func(ops *sql.DB) error {
+		res, err := ops.ExecContext(ctx, "UPDATE mirrors SET client_secret = ? WHERE name = ?", secret, name)
+		if err != nil {
+			return fmt.Errorf("store the mirror's client secret: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errNoMirror(name)
+		}
+		return nil
+	})
+}
+
 // MirrorFailed records a harvest's failure (see dirsvc.MirrorStore).
 func (s *Store) MirrorFailed(ctx context.Context, slug, name, msg string) error {
 	d, err := s.mirrorDirectory(ctx, slug)

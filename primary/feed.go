@@ -41,6 +41,10 @@ func (f *webhookFeed) Page(ctx context.Context, dir string, reader dirsvc.FeedRe
 // key: a copy of the webhooks file without the server key gives no secret away.
 func WebhookSealKey(serverKey []byte) []byte { return derive(serverKey, "webhook-secret-seal\x00") }
 
+// MirrorSealKey returns the key that seals mirrors' upstream client secrets at rest, derived from the
+// server key: a copy of ops.db without the server key gives no secret away.
+func MirrorSealKey(serverKey []byte) []byte { return derive(serverKey, "mirror-secret-seal\x00") }
+
 // ExportLinkKey returns the key that signs export download links, derived from the server key: every
 // node that shares the server key accepts the links of the others.
 func ExportLinkKey(serverKey []byte) []byte { return derive(serverKey, "export-link-signing\x00") }

@@ -12,7 +12,9 @@ import (
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
+	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/federation"
+	"github.com/dirsvc/dirsvc/primary/seal"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 )
 
@@ -129,9 +131,15 @@ func (m *Main) mirror(ctx context.Context, args []string) error {
 		return m.noDirectory(err, *dir)
 	}
 	guard := webhook.NewGuard(*allowLoopback)
+	var sealer *seal.Sealer // of mirrors' client secrets, for the operations that store or present one
+	if name != "list" && name != "remove" {
+		if sealer, err = m.mirrorSealer(ctx, store); err != nil {
+			return err
+		}
+	}
 	switch name {
 	case "add":
-		return m.mirrorAdd(ctx, store, guard, *dir, *mirrorName, *upstream, *upstreamDir, *clientID, *audiences)
+		return m.mirrorAdd(ctx, store, guard, sealer, *dir, *mirrorName, *upstream, *upstreamDir, *clientID, *audiences)
 	case "list":
 		ms, err := store.Mirrors(ctx, *dir)
 		if err != nil {
@@ -149,20 +157,29 @@ func (m *Main) mirror(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stderr, "removed mirror %s of %s and %d records it harvested\n", a[0], *dir, st.Written)
 		return nil
 	case "run-once":
-		h := federation.NewHarvester(federation.MirrorConfig{Store: store, Guard: guard, Log: m.Log})
+		h := federation.NewHarvester(federation.MirrorConfig{Store: store, Guard: guard, Sealer: sealer, Log: m.Log})
 		st, err := h.RunOnce(ctx, *dir, a[0])
 		if err != nil {
 			return err
 		}
 		return m.printJSON(st)
 	case "forward":
-		return m.mirrorForward(ctx, store, guard, *dir, *record, fields, *message, *reference)
+		return m.mirrorForward(ctx, federation.NewForwarder(guard, sealer), store, *dir, *record, fields, *message, *reference)
 	}
-	return m.mirrorReceipt(ctx, store, guard, *dir, *mirrorName, a[0])
+	return m.mirrorReceipt(ctx, federation.NewForwarder(guard, sealer), store, *dir, *mirrorName, a[0])
+}
+
+// mirrorSealer returns the sealer of mirrors' client secrets, from the data folder's server key.
+func (m *Main) mirrorSealer(ctx context.Context, store *dirdb.Store) (*seal.Sealer, error) {
+	key, err := m.serverKey(ctx, store, false)
+	if err != nil {
+		return nil, err
+	}
+	return seal.New(primary.MirrorSealKey(key))
 }
 
 // mirrorAdd checks and stores a new mirror.
-func (m *Main) mirrorAdd(ctx context.Context, store *dirdb.Store, g *webhook.Guard, dir, name, upstream, upstreamDir, clientID, audiences string) error {
+func (m *Main) mirrorAdd(ctx context.Context, store *dirdb.Store, g *webhook.Guard, sealer *seal.Sealer, dir, name, upstream, upstreamDir, clientID, audiences string) error {
 	switch {
 	case !mirrorNameRE.MatchString(name):
 		return usagef("mirror add: --name must be 1 to 40 lower-case letters, digits or hyphens")
@@ -192,8 +209,10 @@ func (m *Main) mirrorAdd(ctx context.Context, store *dirdb.Store, g *webhook.Gua
 	if secret == "" || len(secret) > 200 {
 		return usagef("mirror add: the client secret ($DIRSVC_MIRROR_CLIENT_SECRET or standard input) must be 1 to 200 characters")
 	}
-	err = store.AddMirror(ctx, dir, dirsvc.Mirror{Name: name, Upstream: up, UpstreamDir: upstreamDir, ClientID: clientID,
-		Secret: secret, Audiences: aud, CreatedAt: dirsvc.Now()})
+	mr := dirsvc.Mirror{Name: name, Upstream: up, UpstreamDir: upstreamDir, ClientID: clientID, Audiences: aud,
+		CreatedAt: dirsvc.Now()}
+	mr.Secret = federation.SealSecret(sealer, &mr, secret)
+	err = store.AddMirror(ctx, dir, mr)
 	if err != nil {
 		return err
 	}
@@ -228,7 +247,7 @@ func mirrorFor(ctx context.Context, store *dirdb.Store, dir, name string) (*dirs
 }
 
 // mirrorForward proposes a change of a mirrored record to its upstream and prints the receipt.
-func (m *Main) mirrorForward(ctx context.Context, store *dirdb.Store, g *webhook.Guard, dir, record string, fields fieldFlags, message, reference string) error {
+func (m *Main) mirrorForward(ctx context.Context, f *federation.Forwarder, store *dirdb.Store, dir, record string, fields fieldFlags, message, reference string) error {
 	if record == "" || len(fields) == 0 {
 		return usagef("mirror forward needs --record and at least one --field NAME=TEXT")
 	}
@@ -243,7 +262,7 @@ func (m *Main) mirrorForward(ctx context.Context, store *dirdb.Store, g *webhook
 	if reference == "" {
 		reference = dir + "/" + record
 	}
-	r, err := federation.NewForwarder(g).Forward(ctx, mr, federation.ForwardedProposal{PublicID: record,
+	r, err := f.Forward(ctx, mr, federation.ForwardedProposal{PublicID: record,
 		Changes: fields, Message: message, Reference: reference})
 	if err != nil {
 		return err
@@ -252,12 +271,12 @@ func (m *Main) mirrorForward(ctx context.Context, store *dirdb.Store, g *webhook
 }
 
 // mirrorReceipt prints a receipt the upstream gave a mirror's client.
-func (m *Main) mirrorReceipt(ctx context.Context, store *dirdb.Store, g *webhook.Guard, dir, name, id string) error {
+func (m *Main) mirrorReceipt(ctx context.Context, f *federation.Forwarder, store *dirdb.Store, dir, name, id string) error {
 	mr, err := mirrorFor(ctx, store, dir, name)
 	if err != nil {
 		return err
 	}
-	r, err := federation.NewForwarder(g).Receipt(ctx, mr, id)
+	r, err := f.Receipt(ctx, mr, id)
 	if err != nil {
 		return err
 	}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -104,6 +106,10 @@ func TestMirrorForward(t *testing.T) {
 		"--upstream-dir", "up", "--client-id", fixtureClient, "--allow-loopback"); err != nil {
 		t.Fatalf("mirror add: %v\n%s", err, log)
 	}
+	// The secret is kept sealed under the server key: ops.db (in every backup) does not give it away.
+	if stored := storedMirrorSecret(t, data, "small", "up"); !strings.HasPrefix(stored, "sealed:") || strings.Contains(stored, fixtureSecret) {
+		t.Errorf("ops.db holds the mirror's client secret as %q", stored)
+	}
 	out, log, err := runCLI(t, "mirror", "--data", data, "run-once", "--dir", "small", "up", "--allow-loopback")
 	if err != nil || !strings.Contains(out, `"written":3`) {
 		t.Fatalf("mirror run-once: %v %s\n%s", err, out, log)
@@ -166,4 +172,19 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// storedMirrorSecret reads the client secret ops.db holds for a mirror, as stored.
+func storedMirrorSecret(t *testing.T, data, dir, name string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(data, "dirs", dir, "ops.db")+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var stored string
+	if err := db.QueryRow("SELECT client_secret FROM mirrors WHERE name = ?", name).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	return stored
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/dirsvc/dirsvc/primary/demo"
 	"github.com/dirsvc/dirsvc/primary/export"
 	"github.com/dirsvc/dirsvc/primary/federation"
+	"github.com/dirsvc/dirsvc/primary/seal"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 	"github.com/dirsvc/dirsvc/replicate"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -221,7 +222,11 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	go func() { ps.Exports.Run(exportCtx); close(exportsDone) }()
 	defer func() { stopExports(); <-exportsDone }()
 	go m.pruneChanges(ctx, store)
-	mirrors := federation.NewHarvester(federation.MirrorConfig{Store: store, Directories: store.Slugs,
+	mirrorSealer, err := seal.New(primary.MirrorSealKey(key))
+	if err != nil {
+		return err
+	}
+	mirrors := federation.NewHarvester(federation.MirrorConfig{Store: store, Directories: store.Slugs, Sealer: mirrorSealer,
 		Guard: webhook.NewGuard(*mirrorLoopback), Interval: *mirrorInterval, Log: m.Log})
 	mirrorCtx, stopMirrors := context.WithCancel(ctx)
 	mirrorsDone := make(chan struct{})

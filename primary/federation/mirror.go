@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/primary/seal"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 )
 
@@ -33,6 +34,8 @@ type MirrorConfig struct {
 	// Directories lists the directories on this primary (whose mirrors are harvested).
 	Directories func(ctx context.Context) ([]string, error)
 	Guard       *webhook.Guard
+	// Sealer opens mirrors' client secrets, and seals those stored in the clear (see SealSecret).
+	Sealer *seal.Sealer
 	// Interval is the wait between polls of an upstream that had nothing more (default 1 s).
 	Interval time.Duration
 	// MaxBackoff bounds the wait after failures, which doubles from Interval (default 1 minute).
@@ -70,7 +73,7 @@ func NewHarvester(cfg MirrorConfig) *Harvester {
 	if cfg.Guard == nil {
 		cfg.Guard = webhook.NewGuard(false)
 	}
-	return &Harvester{cfg: cfg, client: newUpstreamClient(cfg.Guard, 60*time.Second, 3)}
+	return &Harvester{cfg: cfg, client: newUpstreamClient(cfg.Guard, cfg.Sealer, 60*time.Second, 3)}
 }
 
 // HarvestStats counts what a harvest did.
@@ -198,8 +201,16 @@ func (h *Harvester) mirror(ctx context.Context, slug, name string) (*dirsvc.Mirr
 		return nil, err
 	}
 	for i := range ms {
-		if ms[i].Name == name {
-			return &ms[i], nil
+		if m := &ms[i]; m.Name == name {
+			if !sealed(m) && h.cfg.Sealer != nil {
+				// Stored in the clear by a build that did not seal secrets: sealed now.
+				sealedSecret := SealSecret(h.cfg.Sealer, m, m.Secret)
+				if err := h.cfg.Store.SetMirrorSecret(ctx, slug, name, sealedSecret); err != nil {
+					return nil, err
+				}
+				m.Secret = sealedSecret
+			}
+			return m, nil
 		}
 	}
 	return nil, dirsvc.Errorf(dirsvc.ENotFound, "The directory has no mirror named %q.", name)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/primary/seal"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 	"github.com/hashicorp/go-retryablehttp"
 )
@@ -23,10 +24,11 @@ import (
 // they expire, and requests through go-retryablehttp on a transport whose every connection passes the
 // primary's outbound guard (no loopback, private or link-local address unless allowed).
 type upstreamClient struct {
-	guard *webhook.Guard
-	http  *retryablehttp.Client
-	mu    sync.Mutex
-	toks  map[string]cachedToken // by upstream, directory and client
+	guard  *webhook.Guard
+	sealer *seal.Sealer // opens mirrors' client secrets
+	http   *retryablehttp.Client
+	mu     sync.Mutex
+	toks   map[string]cachedToken // by upstream, directory and client
 }
 
 type cachedToken struct {
@@ -37,7 +39,7 @@ type cachedToken struct {
 // maxUpstreamAnswer bounds what is read of one upstream answer: a feed page of 500 records.
 const maxUpstreamAnswer = 64 << 20
 
-func newUpstreamClient(g *webhook.Guard, timeout time.Duration, retries int) *upstreamClient {
+func newUpstreamClient(g *webhook.Guard, s *seal.Sealer, timeout time.Duration, retries int) *upstreamClient {
 	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: g.Control}
 	tr := &http.Transport{
 		Proxy:                 nil, // never through a proxy: the guard must see the upstream's address
@@ -57,7 +59,7 @@ func newUpstreamClient(g *webhook.Guard, timeout time.Duration, retries int) *up
 	// Passing failures (connection errors, 429, 5xx) are tried again; every answer else is the caller's.
 	c.CheckRetry = retryablehttp.DefaultRetryPolicy
 	c.ErrorHandler = retryablehttp.PassthroughErrorHandler
-	return &upstreamClient{guard: g, http: c, toks: map[string]cachedToken{}}
+	return &upstreamClient{guard: g, sealer: s, http: c, toks: map[string]cachedToken{}}
 }
 
 // CheckUpstream checks a mirror's upstream base URL: absolute, https (http only where private
@@ -142,13 +144,17 @@ func (c *upstreamClient) token(ctx context.Context, m *dirsvc.Mirror) (string, e
 	if ok && time.Now().Before(t.expires) {
 		return t.token, nil
 	}
+	secret, err := clientSecret(c.sealer, m)
+	if err != nil {
+		return "", fmt.Errorf("mirror %s: %w", m.Name, err)
+	}
 	form := url.Values{"grant_type": {"client_credentials"}, "directory": {m.UpstreamDir}}
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, m.Upstream+"/oauth/token", strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(url.QueryEscape(m.ClientID), url.QueryEscape(m.Secret))
+	req.SetBasicAuth(url.QueryEscape(m.ClientID), url.QueryEscape(secret))
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("ask the upstream for a token: %w", err)

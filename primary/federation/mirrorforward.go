@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/primary/seal"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 )
 
@@ -27,10 +28,11 @@ type ForwardedProposal struct {
 // credentials, through the primary's outbound guard.
 type Forwarder struct{ client *upstreamClient }
 
-// NewForwarder returns a forwarder whose requests pass g. A proposal is sent once: sent again after
-// an answer that came too late, the upstream would queue it twice.
-func NewForwarder(g *webhook.Guard) *Forwarder {
-	return &Forwarder{client: newUpstreamClient(g, 30*time.Second, 0)}
+// NewForwarder returns a forwarder whose requests pass g, and which opens mirrors' client secrets
+// with s. A proposal is sent once: sent again after an answer that came too late, the upstream would
+// queue it twice.
+func NewForwarder(g *webhook.Guard, s *seal.Sealer) *Forwarder {
+	return &Forwarder{client: newUpstreamClient(g, s, 30*time.Second, 0)}
 }
 
 // Forward posts p to the mirror's upstream (POST federation/forwarded/proposals) and returns the

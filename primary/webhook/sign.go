@@ -4,8 +4,6 @@
 package webhook
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -14,6 +12,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/dirsvc/dirsvc/primary/seal"
 )
 
 // secretPrefix starts every signing secret (Standard Webhooks 1.0).
@@ -65,50 +65,30 @@ func signatures(secrets []string, id string, timestamp int64, body []byte) (stri
 	return strings.Join(out, " "), nil
 }
 
-// sealer seals signing secrets at rest with AES-256-GCM, under a key derived from the server key: the
-// webhooks file alone does not give them away.
-type sealer struct{ aead cipher.AEAD }
+// sealer seals signing secrets at rest (see package seal), each bound to its endpoint.
+type sealer struct{ s *seal.Sealer }
 
 func newSealer(key []byte) (*sealer, error) {
-	if len(key) != 32 {
-		return nil, fmt.Errorf("webhook: the sealing key has %d bytes, want 32", len(key))
-	}
-	block, err := aes.NewCipher(key)
+	s, err := seal.New(key)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("webhook: %w", err)
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	return &sealer{aead: aead}, nil
+	return &sealer{s}, nil
 }
 
 // sealLabel binds a sealed secret to its endpoint: a sealed secret copied to another row opens no more.
-func sealLabel(dir, endpoint string) []byte {
-	return []byte("webhook-secret\x00" + dir + "\x00" + endpoint)
+func sealLabel(dir, endpoint string) string {
+	return "webhook-secret\x00" + dir + "\x00" + endpoint
 }
 
 func (s *sealer) seal(dir, endpoint, secret string) []byte {
-	if secret == "" {
-		return nil
-	}
-	nonce := make([]byte, s.aead.NonceSize())
-	rand.Read(nonce)
-	return s.aead.Seal(nonce, nonce, []byte(secret), sealLabel(dir, endpoint))
+	return s.s.Seal(sealLabel(dir, endpoint), secret)
 }
 
 func (s *sealer) open(dir, endpoint string, sealed []byte) (string, error) {
-	if len(sealed) == 0 {
-		return "", nil
-	}
-	n := s.aead.NonceSize()
-	if len(sealed) < n {
-		return "", errors.New("webhook: a sealed secret is too short")
-	}
-	b, err := s.aead.Open(nil, sealed[:n], sealed[n:], sealLabel(dir, endpoint))
+	secret, err := s.s.Open(sealLabel(dir, endpoint), sealed)
 	if err != nil {
 		return "", errors.New("webhook: a signing secret does not open with this server key")
 	}
-	return string(b), nil
+	return secret, nil
 }
