@@ -220,7 +220,8 @@ ON CONFLICT (client_id) DO UPDATE SET valid_from = max(valid_from, excluded.vali
 // on a node whose clock is behind by the allowed skew too.
 const cutoffKept = int64((dirsvc.TokenLifetime + 2*dirsvc.ClockSkew) / time.Second)
 
-// CreateAccessRequest records a pending access request of a live client; ErrNotFound for any other.
+// CreateAccessRequest records a pending access request of a live client; ErrNotFound for any other,
+// and a conflict naming the request that waits when the client has one pending for the directory.
 func (s *Store) CreateAccessRequest(ctx context.Context, r *dirsvc.AccessRequest) error {
 	var reason any
 	if r.PractitionerListReason != "" {
@@ -229,13 +230,25 @@ func (s *Store) CreateAccessRequest(ctx context.Context, r *dirsvc.AccessRequest
 	err := s.platform.QueryRowContext(ctx, `
 INSERT INTO access_requests (client_id, directory, scopes, practitioner_list_reason, created_at)
 SELECT client_id, ?, ?, ?, ? FROM clients WHERE client_id = ? AND revoked_at IS NULL
+ON CONFLICT (client_id, directory) WHERE status = 'pending' DO NOTHING
 RETURNING id, status`, r.Directory, strings.Join(r.Scopes, " "), reason, nowText(), r.Client).Scan(&r.ID, &r.Status)
-	if errors.Is(err, sql.ErrNoRows) {
+	if !errors.Is(err, sql.ErrNoRows) {
+		if err != nil {
+			return fmt.Errorf("record access request: %w", err)
+		}
+		return nil
+	}
+	var pending int64
+	err = s.platform.QueryRowContext(ctx, `
+SELECT id FROM access_requests INDEXED BY access_requests_pending WHERE client_id = ? AND directory = ? AND status = 'pending'
+AND EXISTS (SELECT 1 FROM clients WHERE client_id = ? AND revoked_at IS NULL)`, r.Client, r.Directory, r.Client).Scan(&pending)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
 		return dirsvc.ErrNotFound
-	} else if err != nil {
+	case err != nil:
 		return fmt.Errorf("record access request: %w", err)
 	}
-	return nil
+	return dirsvc.Errorf(dirsvc.EConflict, "Your request %d for access to this directory is pending: the operators answer it before you ask again.", pending)
 }
 
 const accessRequestColumns = "id, client_id, directory, scopes, COALESCE(practitioner_list_reason, ''), status"

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -415,6 +416,23 @@ func TestAccessRequestsReachTheOperatorsQueue(t *testing.T) {
 	}
 	if queue, _ := p.store.AccessRequests(ctx); len(queue) != 1 {
 		t.Errorf("refused requests reached the queue: %d", len(queue))
+	}
+
+	// One pending request per client and directory: asked again, the client is told of the one that
+	// waits, and nothing more reaches the queue until the operators have answered it.
+	again := ask(partner.ID, secret, `{"directory":"small","scopes":["graph:read"]}`)
+	if pr := problemOf(t, again); again.status != http.StatusConflict || pr.Code != "conflict" ||
+		!strings.Contains(pr.Detail, strconv.FormatInt(got.ID, 10)) {
+		t.Errorf("a second request while one is pending: %d %+v", again.status, pr)
+	}
+	if queue, _ := p.store.AccessRequests(ctx); len(queue) != 1 {
+		t.Errorf("the queue holds %d requests after a second one while the first waits", len(queue))
+	}
+	if err := p.store.SetAccessRequestStatus(ctx, got.ID, "refused"); err != nil {
+		t.Fatal(err)
+	}
+	if a := ask(partner.ID, secret, `{"directory":"small","scopes":["graph:read"]}`); a.status != http.StatusCreated {
+		t.Errorf("a request after the first was refused: %d %s", a.status, a.body)
 	}
 }
 
