@@ -108,9 +108,11 @@ type SearchHit struct {
 	// Card, when the reader gives it, is the service's result card as the viewer sees it, without
 	// distance and open status (shared: copy it to change it); Hours and Areas are the service's
 	// hours and areas, for its open status.
-	Card  *ResultCard
-	Hours *OpeningHours
-	Areas []string
+	Card *ResultCard
+	// CardJSON, when the reader gives it with Card, is Card's CardPrefix (shared: do not change it).
+	CardJSON []byte
+	Hours    *OpeningHours
+	Areas    []string
 }
 
 // SearchFacets counts the services found by each value of each facet.

@@ -21,18 +21,25 @@ type cardKey struct {
 	doc, bit int64
 }
 
-// maxKeptCards bounds the cards kept (about a kilobyte each); past it, half are forgotten.
+// maxKeptCards bounds the cards kept (about two kilobytes each, with their encoding); past it, half
+// are forgotten.
 const maxKeptCards = 32 << 10
 
-// keptCard returns the card kept for the key, or nil.
-func (idx *searchIndex) keptCard(k cardKey) *dirsvc.ResultCard {
+// keptCard is a card kept, and its encoding as far as a search takes it (dirsvc.CardPrefix).
+type keptCard struct {
+	card *dirsvc.ResultCard
+	json []byte
+}
+
+// keptCard returns the card kept for the key, or the zero keptCard.
+func (idx *searchIndex) keptCard(k cardKey) keptCard {
 	idx.cmu.Lock()
 	defer idx.cmu.Unlock()
 	return idx.cards[k]
 }
 
 // keepCard keeps a card for the key.
-func (idx *searchIndex) keepCard(k cardKey, c *dirsvc.ResultCard) {
+func (idx *searchIndex) keepCard(k cardKey, c keptCard) {
 	idx.cmu.Lock()
 	defer idx.cmu.Unlock()
 	if len(idx.cards) >= maxKeptCards {
@@ -46,7 +53,7 @@ func (idx *searchIndex) keepCard(k cardKey, c *dirsvc.ResultCard) {
 		}
 	}
 	if idx.cards == nil {
-		idx.cards = map[cardKey]*dirsvc.ResultCard{}
+		idx.cards = map[cardKey]keptCard{}
 	}
 	idx.cards[k] = c
 }
@@ -69,7 +76,8 @@ func (d *Directory) withCards(ctx context.Context, v dirsvc.Viewer, hits []dirsv
 	for i, h := range hits {
 		k := cardKey{docs[i], audienceBit(v.Audience)}
 		if keep {
-			h.Card = idx.keptCard(k)
+			kc := idx.keptCard(k)
+			h.Card, h.CardJSON = kc.card, kc.json
 		}
 		if h.Card == nil {
 			c, err := d.cardOf(ctx, v, h.PublicID)
@@ -80,7 +88,10 @@ func (d *Directory) withCards(ctx context.Context, v dirsvc.Viewer, hits []dirsv
 				continue
 			}
 			if h.Card = c; keep {
-				idx.keepCard(k, c)
+				if h.CardJSON, err = dirsvc.CardPrefix(c); err != nil {
+					return nil, err
+				}
+				idx.keepCard(k, keptCard{c, h.CardJSON})
 			}
 		}
 		out = append(out, h)

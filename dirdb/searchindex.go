@@ -75,7 +75,7 @@ type searchIndex struct {
 	clock          uint64
 	// The result cards kept (searchcards.go).
 	cmu   sync.Mutex
-	cards map[cardKey]*dirsvc.ResultCard
+	cards map[cardKey]keptCard
 }
 
 // memDoc is one search document held in memory.

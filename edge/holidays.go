@@ -22,24 +22,42 @@ var holidayLists = map[string][]*cal.Holiday{
 // holidaysIn returns the public holidays where a record is, from its directory's country and its
 // state:<code> area; nil where none are known (hours then follow the week).
 func holidaysIn(country string, areas []string) dirsvc.Holidays {
-	key := country
-	if country == "AU" {
-		for _, a := range areas {
-			if state, ok := strings.CutPrefix(a, "state:"); ok {
-				key = "AU:" + strings.ToLower(state)
-				break
+	return holidayFuncs[holidayKey(country, areas)]
+}
+
+// holidayKey names the holiday list (holidayLists) that applies where a record is: the directory's
+// country, or in Australia its state (the first state:<code> area); a name no list has where none
+// is known.
+func holidayKey(country string, areas []string) string {
+	if country != "AU" {
+		return country
+	}
+	for _, a := range areas {
+		if state, ok := strings.CutPrefix(a, "state:"); ok {
+			if k, ok := auStates[state]; ok {
+				return k
 			}
+			return "AU:" + strings.ToLower(state)
 		}
 	}
-	list, ok := holidayLists[key]
-	if !ok {
-		return nil
-	}
-	return func(d time.Time) bool {
-		y, m, day := d.Date()
-		return holidayDates(key, list, y)[dateOf(m, day)]
-	}
+	return country
 }
+
+// holidayFuncs are the Holidays of each list, and auStates the lists' keys by lower-case state code:
+// made once, so that a search's hundreds of cards look their holidays up without allocating.
+var holidayFuncs, auStates = func() (map[string]dirsvc.Holidays, map[string]string) {
+	funcs, states := map[string]dirsvc.Holidays{}, map[string]string{}
+	for key, list := range holidayLists {
+		funcs[key] = func(d time.Time) bool {
+			y, m, day := d.Date()
+			return holidayDates(key, list, y)[dateOf(m, day)]
+		}
+		if state, ok := strings.CutPrefix(key, "AU:"); ok {
+			states[state] = key
+		}
+	}
+	return funcs, states
+}()
 
 // dateOf numbers a day of a year by its month and day.
 func dateOf(m time.Month, day int) int { return int(m)*32 + day }

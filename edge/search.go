@@ -1,7 +1,10 @@
 package edge
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -348,7 +351,7 @@ func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
 		s.error(w, r, err)
 		return
 	}
-	ans := SearchResults{Results: []dirsvc.ResultCard{}, Total: res.Total, Limit: sr.Limit, Offset: sr.Offset,
+	ans := SearchResults{Total: res.Total, Limit: sr.Limit, Offset: sr.Offset,
 		Facets: res.Facets.Listed(), Interpretation: SearchInterpretation{Query: sr.Text, QueryReading: res.Reading.Listed(), Spell: sr.Spell, Near: sr.Near,
 			Areas: append([]string{}, sr.Areas...), Sort: sr.Sort, Group: sr.group}}
 	if sr.RadiusKm > 0 {
@@ -362,17 +365,65 @@ func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rd := &reading{dir: dir, info: info, viewer: viewer}
+	results := make([]byte, 0, 64+len(res.Hits)*1024)
+	results = append(results, '[')
+	statuses := openStatuses{} // services found share hours (the index keeps one of each)
 	for _, h := range res.Hits {
-		card, ok, err := s.resultCard(r.Context(), rd, h, now)
-		if err != nil {
+		if len(results) > 1 {
+			results = append(results, ',')
+		}
+		n := len(results)
+		if results, err = s.appendResultCard(r.Context(), rd, h, now, statuses, results); err != nil {
 			s.error(w, r, err)
 			return
 		}
-		if ok {
-			ans.Results = append(ans.Results, card)
+		if len(results) == n && n > 1 {
+			results = results[:n-1] // no longer visible: no card, and no comma before it
 		}
 	}
-	s.writeBrowse(w, r, viewer.Audience, ans, dirTag(r, "services"))
+	results = append(results, ']')
+	body, err := withResults(ans, results)
+	if err != nil {
+		s.error(w, r, err)
+		return
+	}
+	s.cacheTags(w, r, dirTag(r, "services"))
+	s.writeJSON(w, r, viewer.Audience, body)
+}
+
+// withResults returns the JSON of a search's answer with results, the JSON array of its result
+// cards, as its results member (the answer's first: ans.Results is left nil and encoded as null).
+func withResults(ans SearchResults, results []byte) ([]byte, error) {
+	const head = `{"results":null`
+	b, err := json.Marshal(ans)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(b, []byte(head)) {
+		return nil, errors.New("search: the answer does not begin with its results")
+	}
+	out := make([]byte, 0, len(b)+len(results))
+	out = append(out, `{"results":`...)
+	out = append(out, results...)
+	return append(out, b[len(head):]...), nil
+}
+
+// appendResultCard appends the result card of a service found (see resultCard) to dst: from the
+// card's kept encoding when the directory gave one, else encoded now; nothing when the service is
+// no longer visible.
+func (s *Server) appendResultCard(ctx context.Context, rd *reading, h dirsvc.SearchHit, now time.Time, statuses openStatuses, dst []byte) ([]byte, error) {
+	if h.Card != nil && h.CardJSON != nil {
+		return dirsvc.AppendCard(dst, h.CardJSON, roundedKm(h.DistanceKm), statuses.at(h.Hours, now, rd.info.Country, h.Areas))
+	}
+	card, ok, err := s.resultCard(ctx, rd, h, now)
+	if err != nil || !ok {
+		return dst, err
+	}
+	b, err := json.Marshal(card)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
 }
 
 // resultCard returns the result card of a service found: the card the directory gave with it, else
@@ -403,6 +454,26 @@ func (s *Server) resultCard(ctx context.Context, rd *reading, h dirsvc.SearchHit
 	card.DistanceKm = roundedKm(h.DistanceKm)
 	card.OpenStatus = dirsvc.StatusAt(sv.Hours, now, holidaysIn(rd.info.Country, sv.Areas))
 	return card, true, nil
+}
+
+// openStatuses keeps the open states one answer worked out, by hours and holiday list: the hours of
+// services found are shared by the index (one *OpeningHours for all services with the same hours).
+type openStatuses map[statusKey]dirsvc.OpenStatus
+
+type statusKey struct {
+	hours    *dirsvc.OpeningHours
+	holidays string
+}
+
+// at returns the open status of hours at now where the areas are (see dirsvc.StatusAt).
+func (st openStatuses) at(hours *dirsvc.OpeningHours, now time.Time, country string, areas []string) dirsvc.OpenStatus {
+	k := statusKey{hours, holidayKey(country, areas)}
+	if s, ok := st[k]; ok {
+		return s
+	}
+	s := dirsvc.StatusAt(hours, now, holidayFuncs[k.holidays])
+	st[k] = s
+	return s
 }
 
 // roundedKm returns a distance rounded to 10 m; nil for nil.

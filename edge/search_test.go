@@ -33,6 +33,7 @@ func searchAll(t *testing.T, s *testServer, c caller, query string) []string {
 		if leaks := demo.Leaks(append([]byte(fmt.Sprint(r.header)), r.body...), c.aud); len(leaks) > 0 {
 			t.Errorf("GET %s leaks %v to %s", path, leaks, c.name)
 		}
+		encodedAsEncodingJSON(t, path, r.body)
 		m := r.json(t)
 		for _, x := range m["results"].([]any) {
 			ids = append(ids, x.(map[string]any)["publicId"].(string))
@@ -46,6 +47,19 @@ func searchAll(t *testing.T, s *testServer, c caller, query string) []string {
 			}
 			return ids
 		}
+	}
+}
+
+// encodedAsEncodingJSON checks that a search's answer, whose result cards are written from their
+// kept encoding, is byte for byte what encoding/json makes of the answer it decodes to.
+func encodedAsEncodingJSON(t *testing.T, path string, body []byte) {
+	t.Helper()
+	var ans edge.SearchResults
+	if err := json.Unmarshal(body, &ans); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	if again, err := json.Marshal(ans); err != nil || !bytes.Equal(again, body) {
+		t.Errorf("GET %s is not encoded as encoding/json encodes it:\n got %s\nwant %s", path, body, again)
 	}
 }
 
@@ -97,6 +111,7 @@ func TestSearchAsEveryTier(t *testing.T) {
 			}
 			searchAll(t, s, c, "&group=organisation")
 			searchAll(t, s, c, "&sort=name&q=health")
+			searchAll(t, s, c, "&near=-33.8688,151.2093&sort=distance") // cards with distances
 			nowhere := s.getAs(t, c.tok, "/v1/d/demo/search/services?q=zzqxnowhere")
 			hidden := 0
 			for _, m := range markers {
