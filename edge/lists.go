@@ -65,7 +65,7 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, a dirsvc.Audi
 		buf.WriteString("null")
 	}
 	buf.WriteByte('}')
-	s.writeJSON(w, r, a, buf.Bytes())
+	s.writeLabelled(w, r, a, buf.Bytes())
 }
 
 // serviceListParams are the query parameters of the service list.
