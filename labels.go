@@ -84,7 +84,17 @@ var directoryLabels = LabelsOf(DirectoryLanguage)
 
 // LabelsOf returns the labels of the language tag (compared without regard to case), or nil when the
 // platform ships none for it.
-func LabelsOf(tag string) *Labels { return languages[strings.ToLower(tag)] }
+func LabelsOf(tag string) *Labels {
+	if l, ok := languages[tag]; ok {
+		return l
+	}
+	for _, l := range languages {
+		if strings.EqualFold(l.Language, tag) {
+			return l
+		}
+	}
+	return nil
+}
 
 // Languages returns the tags of every language the platform ships labels for, sorted.
 func Languages() []string {
@@ -113,13 +123,13 @@ func loadLanguages() map[string]*Labels {
 		if err != nil {
 			panic(fmt.Sprintf("labels file %s: %v", n.Name(), err))
 		}
-		out[strings.ToLower(l.Language)] = l
+		out[l.Language] = l
 	}
 	en := out[DirectoryLanguage]
 	if en == nil {
 		panic("labels: no " + DirectoryLanguage + ".json")
 	}
-	out[strings.ToLower(PseudoLanguage)] = pseudoLabels(en)
+	out[PseudoLanguage] = pseudoLabels(en)
 	return out
 }
 

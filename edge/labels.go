@@ -43,65 +43,62 @@ func languageHeaders() map[string][]string {
 }
 
 // negotiateLanguage returns the shipped language an Accept-Language header (RFC 9110 section
-// 12.5.4) prefers: its ranges by weight, highest first and in order among equals, each looked up as
-// RFC 4647 section 3.4 does (en-AU-x-foo, then en-AU, then en); "*" and no match at all give the
-// directory's language dirLang. Malformed ranges are ignored.
+// 12.5.4) prefers: of its ranges that match, the one of the highest weight, the first among equals,
+// each looked up as RFC 4647 section 3.4 does (en-AU-x-foo, then en-AU, then en); "*" matches the
+// directory's language dirLang, and so does a header of which no range matches. Malformed ranges are
+// ignored. It reads the header in one pass without allocating, since every read asks it.
 func negotiateLanguage(header []string, dirLang string) string {
-	if len(header) == 0 {
-		return dirLang
-	}
-	type weighted struct {
-		tag string
-		q   float64
-	}
-	var ranges []weighted
+	best, bestQ, n := dirLang, 0.0, 0
 	for _, h := range header {
 		for part := range strings.SplitSeq(h, ",") {
-			if len(ranges) == maxLanguageRanges {
-				break
+			if n++; n > maxLanguageRanges {
+				return best
 			}
 			tag, params, _ := strings.Cut(part, ";")
 			tag = strings.TrimSpace(tag)
-			q, ok := 1.0, tag != ""
+			q := 1.0
 			if params = strings.TrimSpace(params); params != "" {
-				v, isQ := strings.CutPrefix(strings.ToLower(params), "q=")
+				v, ok := strings.CutPrefix(params, "q=")
+				if !ok {
+					v, ok = strings.CutPrefix(params, "Q=")
+				}
 				var err error
-				q, err = strconv.ParseFloat(strings.TrimSpace(v), 64)
-				ok = ok && isQ && err == nil && q >= 0 && q <= 1
+				if q, err = strconv.ParseFloat(strings.TrimSpace(v), 64); !ok || err != nil || q < 0 || q > 1 {
+					continue
+				}
 			}
-			if ok && q > 0 {
-				ranges = append(ranges, weighted{tag, q})
+			if q <= bestQ || tag == "" {
+				continue
 			}
-		}
-	}
-	slices.SortStableFunc(ranges, func(a, b weighted) int {
-		switch {
-		case a.q > b.q:
-			return -1
-		case a.q < b.q:
-			return 1
-		}
-		return 0
-	})
-	for _, r := range ranges {
-		if r.tag == "*" {
-			return dirLang
-		}
-		for tag := r.tag; tag != ""; {
-			if l := dirsvc.LabelsOf(tag); l != nil {
-				return l.Language
-			}
-			i := strings.LastIndexByte(tag, '-')
-			if i < 0 {
-				break
-			}
-			tag = tag[:i]
-			if j := strings.LastIndexByte(tag, '-'); j >= 0 && j == len(tag)-2 { // a singleton goes with what follows it
-				tag = tag[:j]
+			if lang := lookupLanguage(tag, dirLang); lang != "" {
+				best, bestQ = lang, q
 			}
 		}
 	}
-	return dirLang
+	return best
+}
+
+// lookupLanguage returns the shipped language a language range names, as RFC 4647 section 3.4 looks
+// it up: the range, then the range with its last subtag cut off, and so on (a singleton goes with
+// the subtag after it); "*" is the directory's language dirLang; "" when none is shipped.
+func lookupLanguage(tag, dirLang string) string {
+	if tag == "*" {
+		return dirLang
+	}
+	for tag != "" {
+		if l := dirsvc.LabelsOf(tag); l != nil {
+			return l.Language
+		}
+		i := strings.LastIndexByte(tag, '-')
+		if i < 0 {
+			break
+		}
+		tag = tag[:i]
+		if j := strings.LastIndexByte(tag, '-'); j >= 0 && j == len(tag)-2 {
+			tag = tag[:j]
+		}
+	}
+	return ""
 }
 
 // varyLanguage adds Accept-Language to the Vary of h.
