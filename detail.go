@@ -154,21 +154,3 @@ const (
 	AppointmentRequired    = "required"
 	AppointmentNotRequired = "not_required"
 )
-
-// ReferralSourceLabels are the reader's-language labels of referral source codes.
-var ReferralSourceLabels = map[string]string{
-	"gp":             "General practitioner",
-	"specialist":     "Medical specialist",
-	"self":           "Self referral",
-	"nurse":          "Nurse practitioner",
-	"allied_health":  "Allied health professional",
-	"hospital":       "Hospital",
-	"mental_health":  "Mental health professional",
-	"community":      "Community organisation",
-	"court":          "Court or justice service",
-	"school":         "School or education provider",
-	"centrelink":     "Services Australia",
-	"psychiatrist":   "Psychiatrist",
-	"case_manager":   "Case manager",
-	"family_support": "Family support service",
-}

@@ -1,7 +1,6 @@
 package dirsvc
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -152,15 +151,16 @@ type Holidays func(date time.Time) bool
 // StatusAt returns whether hours h are open at t, in the hours' own time zone: dates listed as
 // exceptions first, then public holidays as the hours say, then the week.
 func StatusAt(h *OpeningHours, t time.Time, holiday Holidays) OpenStatus {
+	words := directoryLabels
 	if h == nil {
-		return OpenStatus{Status: OpenUnknown, Detail: "Hours not listed"}
+		return OpenStatus{Status: OpenUnknown, Detail: words.openDetail(OpenHoursNotListed, "", "")}
 	}
 	if h.Always {
-		return OpenStatus{Status: OpenNow, Detail: "Open 24 hours"}
+		return OpenStatus{Status: OpenNow, Detail: words.openDetail(OpenAllHours, "", "")}
 	}
 	loc, err := LoadZone(h.TimeZone)
 	if err != nil {
-		return OpenStatus{Status: OpenUnknown, Detail: "Hours not listed"}
+		return OpenStatus{Status: OpenUnknown, Detail: words.openDetail(OpenHoursNotListed, "", "")}
 	}
 	t = t.In(loc)
 	now := t.Format("15:04")
@@ -169,18 +169,21 @@ func StatusAt(h *OpeningHours, t time.Time, holiday Holidays) OpenStatus {
 		for _, iv := range intervalsOn(h, d, holiday) {
 			switch {
 			case day == 0 && iv.Open <= now && now < iv.Close:
-				return OpenStatus{Status: OpenNow, Detail: "Open until " + iv.Close}
+				return OpenStatus{Status: OpenNow, Detail: words.openDetail(OpenUntil, iv.Close, "")}
 			case day == 0 && now < iv.Open:
-				return OpenStatus{Status: ClosedNow, Detail: "Opens at " + iv.Open}
+				return OpenStatus{Status: ClosedNow, Detail: words.openDetail(OpensAt, iv.Open, "")}
 			case day == 1:
-				return OpenStatus{Status: ClosedNow, Detail: "Opens tomorrow at " + iv.Open}
+				return OpenStatus{Status: ClosedNow, Detail: words.openDetail(OpensTomorrowAt, iv.Open, "")}
 			case day > 1:
-				return OpenStatus{Status: ClosedNow, Detail: fmt.Sprintf("Opens %s at %s", d.Weekday(), iv.Open)}
+				return OpenStatus{Status: ClosedNow, Detail: words.openDetail(OpensOnAt, iv.Open, weekdayCodes[d.Weekday()])}
 			}
 		}
 	}
-	return OpenStatus{Status: ClosedNow, Detail: "Closed"}
+	return OpenStatus{Status: ClosedNow, Detail: words.openDetail(OpenClosed, "", "")}
 }
+
+// weekdayCodes are the codes of the family LabelWeekdays, Sunday first.
+var weekdayCodes = [...]string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
 
 var weekdays = [...]string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
 

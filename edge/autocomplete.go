@@ -55,5 +55,9 @@ func (s *Server) handleAutocomplete(w http.ResponseWriter, r *http.Request) {
 		w.Header()[keyCacheControl] = autocompleteCacheControl
 	}
 	etag, f := s.composed(body)
+	if body, etag, f, err = s.localise(w, r, body, etag, f); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	writeTagged(w, r, body, etag, f)
 }

@@ -249,5 +249,5 @@ func (s *Server) writeBrowse(w http.ResponseWriter, r *http.Request, a dirsvc.Au
 		return
 	}
 	s.cacheTags(w, r, tags...)
-	s.writeJSON(w, r, a, body)
+	s.writeLabelled(w, r, a, body)
 }

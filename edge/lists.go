@@ -71,9 +71,9 @@ func (s *Server) writeList(w http.ResponseWriter, r *http.Request, a dirsvc.Audi
 	}
 	b = append(b, '}')
 	*buf = b
-	// The body is written before writeJSON returns and is not kept (only its coded forms are, in
-	// bodies, by its hash): the buffer goes back to the pool.
-	s.writeJSON(w, r, a, b)
+	// The body is written before writeLabelled returns and is not kept (only its coded forms are, in
+	// bodies, by its hash; another language's answer is a copy): the buffer goes back to the pool.
+	s.writeLabelled(w, r, a, b)
 }
 
 // listBuffers keeps the buffers list pages are composed in: a page of 100 services is about 180 KB,

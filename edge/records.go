@@ -293,6 +293,10 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 			etag, f = s.composed(body)
 		}
 	}
+	if body, etag, f, err = s.localise(w, r, body, etag, f); err != nil {
+		s.error(w, r, err)
+		return
+	}
 	s.cacheTags(w, r, dirTag(r, v.PublicID))
 	s.writeView(w, r, rd, body, etag, f, addresses)
 }

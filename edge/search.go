@@ -388,7 +388,7 @@ func (s *Server) handleSearchServices(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cacheTags(w, r, dirTag(r, "services"))
-	s.writeJSON(w, r, viewer.Audience, body)
+	s.writeLabelled(w, r, viewer.Audience, body)
 }
 
 // withResults returns the JSON of a search's answer with results, the JSON array of its result

@@ -27,5 +27,5 @@ func (s *Server) handleGetTaxonomy(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.cacheTags(w, r, dirTag(r, "taxonomy"))
-	s.writeJSON(w, r, dirsvc.Public, p.Body)
+	s.writeLabelled(w, r, dirsvc.Public, p.Body)
 }

@@ -370,7 +370,7 @@ func (fr response) result() *http.Response {
 // recordHeaders are the headers of a record read; overrides replace them ("" removes one).
 func recordHeaders(overrides ...string) map[string]string {
 	h := map[string]string{"Content-Type": "application/json", "X-DIR-Audience": "public",
-		"ETag": `"0123abcd"`, "Cache-Control": "public, s-maxage=60"}
+		"ETag": `"0123abcd"`, "Cache-Control": "public, s-maxage=60", "Content-Language": "en"}
 	for i := 0; i+1 < len(overrides); i += 2 {
 		h[overrides[i]] = overrides[i+1]
 	}
