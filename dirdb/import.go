@@ -155,9 +155,12 @@ var bulkThreshold = 5000 // a variable so tests can take the bulk path with a sm
 
 // deferIndexes drops the secondary indexes of directory.db inside the write and returns what
 // recreates them, exactly as the schema defines them. The drop is part of the transaction, so a write
-// that fails leaves them as they were.
+// that fails leaves them as they were. The indexes of projections stay: a first import gives every
+// view the same time, so their keys (a time and the view's public ID) arrive in the order they sort
+// in, each an append, while building one afterwards reads every view's body again.
 func (w *writeTx) deferIndexes() (func() error, error) {
-	rows, err := w.pub.QueryContext(w.ctx, "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL ORDER BY name")
+	rows, err := w.pub.QueryContext(w.ctx, `SELECT name, sql FROM sqlite_schema
+WHERE type = 'index' AND sql IS NOT NULL AND tbl_name != 'projections' ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list indexes: %w", err)
 	}

@@ -321,8 +321,18 @@ type storedWords struct {
 }
 
 // wordsPerStatement bounds the documents one statement adds to or removes from a full-text index
-// (each added takes 7 parameters).
+// (each added takes 7 parameters, 8 on the way to the bulk table).
 const wordsPerStatement = 500
+
+// From bulkWords documents on, their words go to the full-text indexes through a temporary table,
+// from which one statement per index adds them all with an in-memory hash of bulkHashSize (FTS5's
+// default, which the indexes keep for every other write, is defaultHashSize): the index then
+// writes a few large segments instead of one per statement, and merges far fewer.
+const (
+	bulkWords       = 1000
+	bulkHashSize    = 64 << 20
+	defaultHashSize = 1 << 20
+)
 
 // flushSearchWords writes the words waiting in memory into the full-text indexes.
 func (w *writeTx) flushSearchWords() error {
@@ -342,6 +352,13 @@ func (w *writeTx) flushSearchWords() error {
 				return fmt.Errorf("remove the words of changed services: %w", err)
 			}
 		}
+	}
+	if len(w.searchWords) >= bulkWords {
+		return w.bulkSearchWords()
+	}
+	for _, a := range dirsvc.ServedAudiences {
+		bit := audienceBit(a)
+		table := fmt.Sprintf("search_text_%d", bit)
 		var rows []storedWords
 		for _, d := range w.searchWords {
 			if d.audiences&bit != 0 {
@@ -360,6 +377,54 @@ func (w *writeTx) flushSearchWords() error {
 				return fmt.Errorf("index the words of changed services: %w", err)
 			}
 		}
+	}
+	return nil
+}
+
+// bulkSearchWords writes the many words waiting in memory into the full-text indexes through a
+// temporary table (see bulkWords). The table lives in the write's transaction and is gone after it.
+func (w *writeTx) bulkSearchWords() error {
+	const columns = "name, specialties, organisation, place, practitioners, description"
+	if _, err := w.pub.ExecContext(w.ctx, "CREATE TEMP TABLE bulk_words (id INTEGER PRIMARY KEY, audiences INTEGER NOT NULL, "+columns+")"); err != nil {
+		return fmt.Errorf("make the table of words to index: %w", err)
+	}
+	for chunk := range slices.Chunk(w.searchWords, wordsPerStatement) {
+		args := make([]any, 0, 8*len(chunk))
+		for _, d := range chunk {
+			t := d.text
+			args = append(args, d.id, d.audiences, t.name, t.specialties, t.organisation, t.place, t.practitioners, t.description)
+		}
+		q := "INSERT INTO temp.bulk_words (id, audiences, " + columns + ") VALUES " +
+			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
+		if err := w.exec(w.pub, q, args...); err != nil {
+			return fmt.Errorf("keep the words to index: %w", err)
+		}
+	}
+	for _, a := range dirsvc.ServedAudiences {
+		bit := audienceBit(a)
+		table := fmt.Sprintf("search_text_%d", bit)
+		if err := w.ftsHashSize(table, bulkHashSize); err != nil {
+			return err
+		}
+		q := "INSERT INTO " + table + " (rowid, " + columns + ") SELECT id, " + columns + " FROM temp.bulk_words WHERE audiences & ? != 0 ORDER BY id"
+		if _, err := w.pub.ExecContext(w.ctx, q, bit); err != nil {
+			return fmt.Errorf("index the words of changed services: %w", err)
+		}
+		if err := w.ftsHashSize(table, defaultHashSize); err != nil {
+			return err
+		}
+	}
+	if _, err := w.pub.ExecContext(w.ctx, "DROP TABLE temp.bulk_words"); err != nil {
+		return fmt.Errorf("drop the table of words to index: %w", err)
+	}
+	return nil
+}
+
+// ftsHashSize sets the size of the in-memory hash of a full-text index.
+func (w *writeTx) ftsHashSize(table string, size int) error {
+	q := fmt.Sprintf("INSERT INTO %s (%s, rank) VALUES ('hashsize', %d)", table, table, size)
+	if _, err := w.pub.ExecContext(w.ctx, q); err != nil {
+		return fmt.Errorf("set the hash size of %s: %w", table, err)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"runtime/debug"
 	"strings"
 
 	"github.com/dirsvc/dirsvc"
@@ -157,6 +158,9 @@ func (m *Main) mirror(ctx context.Context, args []string) error {
 		fmt.Fprintf(m.Stderr, "removed mirror %s of %s and %d records it harvested\n", a[0], *dir, st.Written)
 		return nil
 	case "run-once":
+		// A full harvest gathers up to hundreds of thousands of records in memory and writes them as
+		// an import does: collecting half as often is import's trade (see importFile) too.
+		debug.SetGCPercent(200)
 		h := federation.NewHarvester(federation.MirrorConfig{Store: store, Guard: guard, Sealer: sealer, Log: m.Log})
 		st, err := h.RunOnce(ctx, *dir, a[0])
 		if err != nil {

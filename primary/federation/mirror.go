@@ -11,9 +11,11 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -218,15 +220,18 @@ func (h *Harvester) mirror(ctx context.Context, slug, name string) (*dirsvc.Mirr
 
 // feedPage is the part of a feed page a harvest reads.
 type feedPage struct {
-	Items []struct {
-		PublicID         string          `json:"publicId"`
-		EntityType       dirsvc.Kind     `json:"entityType"`
-		EventType        string          `json:"eventType"`
-		SurvivorPublicID string          `json:"survivorPublicId"`
-		Entity           json.RawMessage `json:"entity"`
-	} `json:"items"`
-	NextCursor string `json:"nextCursor"`
-	HasMore    bool   `json:"hasMore"`
+	Items      []feedItem `json:"items"`
+	NextCursor string     `json:"nextCursor"`
+	HasMore    bool       `json:"hasMore"`
+}
+
+// feedItem is the part of a feed item a harvest reads.
+type feedItem struct {
+	PublicID         string          `json:"publicId"`
+	EntityType       dirsvc.Kind     `json:"entityType"`
+	EventType        string          `json:"eventType"`
+	SurvivorPublicID string          `json:"survivorPublicId"`
+	Entity           json.RawMessage `json:"entity"`
 }
 
 // run is the harvest of one mirror by one goroutine: while a page is written, the next is already
@@ -250,18 +255,18 @@ const bulkHarvest = 250_000
 // bulkWrite is the size from which gathered changes are written in bulk rather than in parts.
 const bulkWrite = 20_000
 
-// fetched is a page of an upstream's feed read after cursor, made into what to write.
+// fetched is a page of an upstream's feed read after cursor; makeOps makes it into what to write.
 type fetched struct {
 	gone    bool            // 410: the upstream no longer keeps the cursor
 	tier    dirsvc.Audience // the tier the upstream gave the client
-	ops     []dirsvc.MirrorOp
+	items   []feedItem
 	aud     dirsvc.Audiences
 	next    string
 	hasMore bool
 	err     error
 }
 
-// fetch reads the page of the mirror's upstream feed after cursor and makes its items into ops.
+// fetch reads the page of the mirror's upstream feed after cursor.
 func (h *Harvester) fetch(ctx context.Context, m *dirsvc.Mirror, cursor string) (f fetched) {
 	q := url.Values{"expand": {"entity"}, "limit": {strconv.Itoa(h.cfg.PageSize)}}
 	if cursor != "" {
@@ -290,28 +295,53 @@ func (h *Harvester) fetch(ctx context.Context, m *dirsvc.Mirror, cursor string) 
 	if page.NextCursor == "" {
 		return fetched{err: errors.New("read the upstream feed: the page names no next cursor")}
 	}
-	f.next, f.hasMore = page.NextCursor, page.HasMore
+	f.items, f.next, f.hasMore = page.Items, page.NextCursor, page.HasMore
+	return f
+}
+
+// makeOps makes the items of a page read from the mirror's upstream into what to write, on every
+// core (reading the entities is most of a harvest's own work), in the page's order.
+func (h *Harvester) makeOps(m *dirsvc.Mirror, f fetched) []dirsvc.MirrorOp {
 	origin := dirsvc.MirrorOrigin(m.Upstream, m.UpstreamDir)
-	ops := make([]dirsvc.MirrorOp, 0, len(page.Items))
-	for _, it := range page.Items {
-		switch {
-		case !dirsvc.ValidPublicID(it.EntityType, it.PublicID):
-			h.cfg.Log.Warn("mirror: an upstream item names no valid record; left out", "mirror", m.Name, "kind", it.EntityType)
-		case dirsvc.Tombstone(it.EventType):
-			ops = append(ops, dirsvc.MirrorOp{PublicID: it.PublicID, Tombstone: it.EventType, Survivor: it.SurvivorPublicID})
-		case len(it.Entity) == 0 || string(it.Entity) == "null":
-			// The client does not see the record now: a tombstone follows in the feed.
-		default:
-			rec, err := recordFromView(it.EntityType, it.Entity, f.aud, origin)
-			if err != nil || rec.Base().PublicID != it.PublicID {
-				h.cfg.Log.Warn("mirror: an upstream record cannot be read; left out", "mirror", m.Name, "publicId", it.PublicID, "err", err)
-				continue
+	made := make([]dirsvc.MirrorOp, len(f.items))
+	keep := make([]bool, len(f.items))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(f.items)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(f.items); i = int(next.Add(1) - 1) {
+				made[i], keep[i] = h.opOf(m, f.items[i], f.aud, origin)
 			}
-			ops = append(ops, dirsvc.MirrorOp{Record: rec, PublicID: it.PublicID})
+		})
+	}
+	wg.Wait()
+	ops := make([]dirsvc.MirrorOp, 0, len(made))
+	for i, op := range made {
+		if keep[i] {
+			ops = append(ops, op)
 		}
 	}
-	f.ops = coalesce(ops)
-	return f
+	return coalesce(ops)
+}
+
+// opOf makes one item of an upstream's feed into what to write; false when it is left out.
+func (h *Harvester) opOf(m *dirsvc.Mirror, it feedItem, aud dirsvc.Audiences, origin string) (dirsvc.MirrorOp, bool) {
+	switch {
+	case !dirsvc.ValidPublicID(it.EntityType, it.PublicID):
+		h.cfg.Log.Warn("mirror: an upstream item names no valid record; left out", "mirror", m.Name, "kind", it.EntityType)
+	case dirsvc.Tombstone(it.EventType):
+		return dirsvc.MirrorOp{PublicID: it.PublicID, Tombstone: it.EventType, Survivor: it.SurvivorPublicID}, true
+	case len(it.Entity) == 0 || string(it.Entity) == "null":
+		// The client does not see the record now: a tombstone follows in the feed.
+	default:
+		rec, err := recordFromView(it.EntityType, it.Entity, aud, origin)
+		if err != nil || rec.Base().PublicID != it.PublicID {
+			h.cfg.Log.Warn("mirror: an upstream record cannot be read; left out", "mirror", m.Name, "publicId", it.PublicID, "err", err)
+			break
+		}
+		return dirsvc.MirrorOp{Record: rec, PublicID: it.PublicID}, true
+	}
+	return dirsvc.MirrorOp{}, false
 }
 
 // step harvests one page of a mirror's upstream feed (and, at the end of a full harvest, checks what
@@ -360,7 +390,7 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 		go func() { ahead <- h.fetch(ctx, m, f.next) }()
 	}
 	st.Pages = 1
-	ops := f.ops
+	ops := h.makeOps(m, f) // while the upstream serves the next page
 	if m.FullHarvest && f.hasMore && len(r.pending)+len(ops) < bulkHarvest {
 		r.pending, r.pendingCursor = append(r.pending, ops...), f.next
 		return true, st, nil
