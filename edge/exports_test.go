@@ -12,7 +12,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -389,7 +391,89 @@ func checkCSV(t *testing.T, files map[string][]byte, kind dirsvc.Kind, bodies []
 			t.Errorf("%s row %d is %s, the JSON export's record %s", name, i+1, rows[i+1][0], idOf(t, b))
 			return
 		}
+		if want := viewCells(t, kind, head, b); !slices.Equal(rows[i+1], want) {
+			t.Errorf("%s row %d:\n%q\nthe view's cells are\n%q", name, i+1, rows[i+1], want)
+			return
+		}
 	}
+}
+
+// viewCells returns the cells of the columns of a view, as the CSV rules say (export/csv.go): the
+// view decoded with encoding/json into its type, and each column's field written as a text, number
+// or boolean as it is, a reference as its public ID, a coded value as its code, a time in UTC, an
+// empty list as nothing and any other structure as its JSON.
+func viewCells(t *testing.T, kind dirsvc.Kind, columns []string, body []byte) []string {
+	t.Helper()
+	views := map[dirsvc.Kind]any{
+		dirsvc.KindOrganisation: &dirsvc.OrganisationView{}, dirsvc.KindLocation: &dirsvc.LocationView{},
+		dirsvc.KindService: &dirsvc.ServiceView{}, dirsvc.KindPractitioner: &dirsvc.PractitionerView{}, dirsvc.KindRole: &dirsvc.RoleView{},
+	}
+	v := views[kind]
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]reflect.Value{}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.Anonymous {
+				walk(v.Field(i))
+			} else if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				fields[name] = v.Field(i)
+			}
+		}
+	}
+	walk(reflect.ValueOf(v).Elem())
+	var out []string
+	for _, c := range columns {
+		f, ok := fields[c]
+		if !ok {
+			t.Fatalf("column %s is no field of the %s view", c, kind)
+		}
+		out = append(out, fieldCell(f))
+	}
+	return out
+}
+
+func fieldCell(v reflect.Value) string {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return ""
+		}
+		v = v.Elem()
+	}
+	switch x := v.Interface().(type) {
+	case dirsvc.Ref:
+		return x.PublicID
+	case dirsvc.Ownership:
+		return x.Code
+	case dirsvc.CodeLabel:
+		return x.Code
+	case time.Time:
+		if x.IsZero() {
+			return ""
+		}
+		return x.UTC().Format(time.RFC3339Nano)
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'f', -1, 64)
+	case reflect.Slice, reflect.Map:
+		if v.Len() == 0 {
+			return ""
+		}
+	}
+	b, err := json.Marshal(v.Interface())
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // TestTakedownLeavesTheNextExportAtOnce takes a service down between two exports: the first holds
