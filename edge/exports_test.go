@@ -802,6 +802,24 @@ func TestExportsKeepTheirFilesInObjectStorage(t *testing.T) {
 	if got := stored(); !sameSet(got, want) {
 		t.Errorf("the bucket holds %v of the export, want %v", got, want)
 	}
+	other := token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "graph:read export:run", client: "dirp_other"})
+	// listed returns the ids of a client's export list.
+	listed := func(tok string) []string {
+		t.Helper()
+		r := s.getAs(t, tok, "/v1/d/demo/exports")
+		var list export.ExportList
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &list) != nil {
+			t.Fatalf("the export list: %d %s", r.status, r.body)
+		}
+		var ids []string
+		for _, it := range list.Items {
+			ids = append(ids, it.ID)
+		}
+		return ids
+	}
+	if ids := listed(tok); !slices.Equal(ids, []string{e.ID}) {
+		t.Errorf("the list holds %v, want the export once", ids)
+	}
 
 	// The node loses the export's folder (a primary restored from the bucket has none).
 	if err := os.RemoveAll(filepath.Join(dirsvc.ExportsPath(s.store.Root()), e.ID)); err != nil {
@@ -812,10 +830,22 @@ func TestExportsKeepTheirFilesInObjectStorage(t *testing.T) {
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &again) != nil || again.Status != dirsvc.ExportSucceeded {
 		t.Fatalf("the export without its folder: %d %s", r.status, r.body)
 	}
-	if other := s.getAs(t, token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "graph:read export:run", client: "dirp_other"}),
-		"/v1/d/demo/exports/"+e.ID); other.status != http.StatusNotFound {
-		t.Errorf("another client reads the export from the bucket: %d", other.status)
+	if r := s.getAs(t, other, "/v1/d/demo/exports/"+e.ID); r.status != http.StatusNotFound {
+		t.Errorf("another client reads the export from the bucket: %d", r.status)
 	}
+	// The list holds it, from the bucket, for its client only.
+	if ids := listed(tok); !slices.Equal(ids, []string{e.ID}) {
+		t.Errorf("the list of a node without the export's folder holds %v, want the export", ids)
+	}
+	if ids := listed(other); len(ids) > 0 {
+		t.Errorf("another client's list holds %v", ids)
+	}
+	// With the bucket down, the list answers the node's own exports (here none).
+	fs.Set(s3test.Down)
+	if ids := listed(tok); len(ids) > 0 {
+		t.Errorf("the list with the bucket down holds %v", ids)
+	}
+	fs.Set(s3test.Up)
 	if fromBucket := s.files(t, again); !maps.EqualFunc(fromBucket, local, bytes.Equal) {
 		t.Error("the files served from the bucket differ from the ones the export wrote")
 	}
