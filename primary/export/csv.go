@@ -301,7 +301,11 @@ func csvRow(kind dirsvc.Kind, body []byte) ([]byte, error) {
 	rd.buf = *bytes.NewBuffer(body)
 	rd.dec.Reset(&rd.buf, jsontext.AllowDuplicateNames(true)) // names are not checked for repeats: the publisher wrote the view
 	rd.cells = rd.cells[:0]
-	rd.spans = append(rd.spans[:0], make([]cellSpan, len(tb.cols))...)
+	if cap(rd.spans) < len(tb.cols) {
+		rd.spans = make([]cellSpan, len(tb.cols))
+	}
+	rd.spans = rd.spans[:len(tb.cols)]
+	clear(rd.spans)
 	if err := rd.read(tb); err != nil {
 		return nil, err
 	}
