@@ -347,7 +347,7 @@ type hsdsOut struct {
 
 // addHSDS appends an object of the table to the record's.
 func (r *record) addHSDS(table string, o interface{ appendJSON([]byte) ([]byte, error) }) error {
-	b, err := o.appendJSON(nil)
+	b, err := o.appendJSON(make([]byte, 0, 1024))
 	if err != nil {
 		return err
 	}
