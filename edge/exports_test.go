@@ -751,6 +751,13 @@ func TestHSDSExportValidates(t *testing.T) {
 			if len(objects["service_at_location"]) == 0 {
 				t.Errorf("no service_at_location")
 			}
+			// Beside FHIR, the objects are made from the views FHIR decodes: the same bytes.
+			withFHIR := s.files(t, s.runExport(t, c.tok, `{"formats":["fhir-ndjson","hsds"]}`))
+			for _, name := range tables {
+				if !bytes.Equal(withFHIR[name], files[name]) {
+					t.Errorf("%s differs beside FHIR", name)
+				}
+			}
 		})
 	}
 }

@@ -371,6 +371,25 @@ type hsdsView struct {
 	Address      *dirsvc.AddressView  `json:"address"`
 }
 
+// hsdsView returns what the HSDS objects take from the record's view: from the view when another
+// format decoded it, else decoded alone.
+func (r *record) hsdsView() (hsdsView, error) {
+	switch v := r.view.(type) {
+	case *dirsvc.OrganisationView:
+		return hsdsView{PublicID: v.PublicID, LastUpdated: v.LastUpdated, Name: v.Name, Description: v.Description,
+			Website: v.Website, Logo: v.Logo, Contacts: v.Contacts}, nil
+	case *dirsvc.LocationView:
+		return hsdsView{PublicID: v.PublicID, LastUpdated: v.LastUpdated, Name: v.Name, Description: v.Description,
+			Contacts: v.Contacts, Organisation: v.Organisation, Point: v.Point, Address: v.Address}, nil
+	case *dirsvc.ServiceView:
+		return hsdsView{PublicID: v.PublicID, LastUpdated: v.LastUpdated, Name: v.Name, Description: v.Description,
+			Website: v.Website, Contacts: v.Contacts, Organisation: v.Organisation, Location: v.Location}, nil
+	}
+	var v hsdsView
+	err := jsonv2.Unmarshal(r.body, &v)
+	return v, err
+}
+
 // prepare makes a record's HSDS objects, ahead of the writing (r.hsds is then non-nil).
 func (w *hsdsWriter) prepare(r *record) error {
 	r.hsds = []hsdsOut{}
@@ -378,8 +397,8 @@ func (w *hsdsWriter) prepare(r *record) error {
 	if !ok {
 		return nil
 	}
-	var v hsdsView
-	if err := jsonv2.Unmarshal(r.body, &v); err != nil {
+	v, err := r.hsdsView()
+	if err != nil {
 		return err
 	}
 	switch r.kind {
