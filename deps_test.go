@@ -64,6 +64,7 @@ var moduleHomes = map[string]string{
 // of its own: keep this short.
 var moreHomes = map[string][]string{
 	"github.com/hashicorp/go-retryablehttp": {"primary/federation"}, // mirrors' harvests of their upstreams
+	"github.com/go-json-experiment/json":    {"primary/export"},     // exports read the fields they write from the views' JSON
 }
 
 // moduleHome checks that a third-party import is in its module's home package (or one of

@@ -12,7 +12,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -389,7 +391,89 @@ func checkCSV(t *testing.T, files map[string][]byte, kind dirsvc.Kind, bodies []
 			t.Errorf("%s row %d is %s, the JSON export's record %s", name, i+1, rows[i+1][0], idOf(t, b))
 			return
 		}
+		if want := viewCells(t, kind, head, b); !slices.Equal(rows[i+1], want) {
+			t.Errorf("%s row %d:\n%q\nthe view's cells are\n%q", name, i+1, rows[i+1], want)
+			return
+		}
 	}
+}
+
+// viewCells returns the cells of the columns of a view, as the CSV rules say (export/csv.go): the
+// view decoded with encoding/json into its type, and each column's field written as a text, number
+// or boolean as it is, a reference as its public ID, a coded value as its code, a time in UTC, an
+// empty list as nothing and any other structure as its JSON.
+func viewCells(t *testing.T, kind dirsvc.Kind, columns []string, body []byte) []string {
+	t.Helper()
+	views := map[dirsvc.Kind]any{
+		dirsvc.KindOrganisation: &dirsvc.OrganisationView{}, dirsvc.KindLocation: &dirsvc.LocationView{},
+		dirsvc.KindService: &dirsvc.ServiceView{}, dirsvc.KindPractitioner: &dirsvc.PractitionerView{}, dirsvc.KindRole: &dirsvc.RoleView{},
+	}
+	v := views[kind]
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatal(err)
+	}
+	fields := map[string]reflect.Value{}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		for i := range v.NumField() {
+			if f := v.Type().Field(i); f.Anonymous {
+				walk(v.Field(i))
+			} else if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+				fields[name] = v.Field(i)
+			}
+		}
+	}
+	walk(reflect.ValueOf(v).Elem())
+	var out []string
+	for _, c := range columns {
+		f, ok := fields[c]
+		if !ok {
+			t.Fatalf("column %s is no field of the %s view", c, kind)
+		}
+		out = append(out, fieldCell(f))
+	}
+	return out
+}
+
+func fieldCell(v reflect.Value) string {
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return ""
+		}
+		v = v.Elem()
+	}
+	switch x := v.Interface().(type) {
+	case dirsvc.Ref:
+		return x.PublicID
+	case dirsvc.Ownership:
+		return x.Code
+	case dirsvc.CodeLabel:
+		return x.Code
+	case time.Time:
+		if x.IsZero() {
+			return ""
+		}
+		return x.UTC().Format(time.RFC3339Nano)
+	}
+	switch v.Kind() {
+	case reflect.String:
+		return v.String()
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool())
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Float32, reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'f', -1, 64)
+	case reflect.Slice, reflect.Map:
+		if v.Len() == 0 {
+			return ""
+		}
+	}
+	b, err := json.Marshal(v.Interface())
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // TestTakedownLeavesTheNextExportAtOnce takes a service down between two exports: the first holds
@@ -667,6 +751,13 @@ func TestHSDSExportValidates(t *testing.T) {
 			if len(objects["service_at_location"]) == 0 {
 				t.Errorf("no service_at_location")
 			}
+			// Beside FHIR, the objects are made from the views FHIR decodes: the same bytes.
+			withFHIR := s.files(t, s.runExport(t, c.tok, `{"formats":["fhir-ndjson","hsds"]}`))
+			for _, name := range tables {
+				if !bytes.Equal(withFHIR[name], files[name]) {
+					t.Errorf("%s differs beside FHIR", name)
+				}
+			}
 		})
 	}
 }
@@ -718,6 +809,24 @@ func TestExportsKeepTheirFilesInObjectStorage(t *testing.T) {
 	if got := stored(); !sameSet(got, want) {
 		t.Errorf("the bucket holds %v of the export, want %v", got, want)
 	}
+	other := token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "graph:read export:run", client: "dirp_other"})
+	// listed returns the ids of a client's export list.
+	listed := func(tok string) []string {
+		t.Helper()
+		r := s.getAs(t, tok, "/v1/d/demo/exports")
+		var list export.ExportList
+		if r.status != http.StatusOK || json.Unmarshal(r.body, &list) != nil {
+			t.Fatalf("the export list: %d %s", r.status, r.body)
+		}
+		var ids []string
+		for _, it := range list.Items {
+			ids = append(ids, it.ID)
+		}
+		return ids
+	}
+	if ids := listed(tok); !slices.Equal(ids, []string{e.ID}) {
+		t.Errorf("the list holds %v, want the export once", ids)
+	}
 
 	// The node loses the export's folder (a primary restored from the bucket has none).
 	if err := os.RemoveAll(filepath.Join(dirsvc.ExportsPath(s.store.Root()), e.ID)); err != nil {
@@ -728,10 +837,22 @@ func TestExportsKeepTheirFilesInObjectStorage(t *testing.T) {
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &again) != nil || again.Status != dirsvc.ExportSucceeded {
 		t.Fatalf("the export without its folder: %d %s", r.status, r.body)
 	}
-	if other := s.getAs(t, token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "graph:read export:run", client: "dirp_other"}),
-		"/v1/d/demo/exports/"+e.ID); other.status != http.StatusNotFound {
-		t.Errorf("another client reads the export from the bucket: %d", other.status)
+	if r := s.getAs(t, other, "/v1/d/demo/exports/"+e.ID); r.status != http.StatusNotFound {
+		t.Errorf("another client reads the export from the bucket: %d", r.status)
 	}
+	// The list holds it, from the bucket, for its client only.
+	if ids := listed(tok); !slices.Equal(ids, []string{e.ID}) {
+		t.Errorf("the list of a node without the export's folder holds %v, want the export", ids)
+	}
+	if ids := listed(other); len(ids) > 0 {
+		t.Errorf("another client's list holds %v", ids)
+	}
+	// With the bucket down, the list answers the node's own exports (here none).
+	fs.Set(s3test.Down)
+	if ids := listed(tok); len(ids) > 0 {
+		t.Errorf("the list with the bucket down holds %v", ids)
+	}
+	fs.Set(s3test.Up)
 	if fromBucket := s.files(t, again); !maps.EqualFunc(fromBucket, local, bytes.Equal) {
 		t.Error("the files served from the bucket differ from the ones the export wrote")
 	}

@@ -26,7 +26,8 @@ import (
 // TestAnExportDownloadsFromAPrimaryRestoredFromTheBucket runs an export on a primary that
 // replicates to object storage, stops it, and starts a new primary on an empty data folder, which
 // restores from the bucket: the export's status and its download links, given by the first primary,
-// work on the second, which holds no export folder (the files come from the bucket, ranges too).
+// work on the second, which holds no export folder (the files come from the bucket, ranges too), and
+// its export list holds the export.
 // Once the export is cancelled, the bucket holds none of its files.
 func TestAnExportDownloadsFromAPrimaryRestoredFromTheBucket(t *testing.T) {
 	if testing.Short() {
@@ -123,6 +124,20 @@ func TestAnExportDownloadsFromAPrimaryRestoredFromTheBucket(t *testing.T) {
 	c = client(addr)
 	if again := pollExportIn(t, c, addr, "small", exp, func(exportAnswer) bool { return true }); again.Status != dirsvc.ExportSucceeded {
 		t.Errorf("the export on the new primary: %s %q", again.Status, again.Error)
+	}
+	// Its export list holds the export too, from the bucket.
+	resp, err = c.Get("http://" + addr + "/v1/d/small/exports")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var list struct {
+		Items []exportAnswer `json:"items"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &list) != nil || len(list.Items) != 1 || list.Items[0].ID != exp ||
+		list.Items[0].Status != dirsvc.ExportSucceeded || len(list.Items[0].Files) != len(e.Files) {
+		t.Errorf("the export list on the new primary: %d %s", resp.StatusCode, b)
 	}
 	for _, f := range e.Files {
 		st, body := download(addr, f.URL, "")

@@ -196,7 +196,7 @@ func (a *API) HandleList(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	js, err := a.Service.all()
+	js, err := a.Service.listed(r.Context())
 	if err != nil {
 		a.WriteError(w, r, err)
 		return

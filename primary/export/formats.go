@@ -3,11 +3,11 @@ package export
 import (
 	"context"
 	"encoding/json"
-	"strconv"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/fhir"
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // record is one record of the snapshot as the caller receives it.
@@ -18,12 +18,13 @@ type record struct {
 	body []byte
 	// leaders, for an organisation, are its current leaders when the caller receives them.
 	leaders []dirsvc.LeaderView
-	view    any // decoded on first use
+	view    any                // decoded on first use
+	rhead   *dirsvc.RecordHead // the view's head, decoded alone (head)
 	// fhir holds the record's FHIR resources once a worker mapped them (prepared is then set).
 	fhir     []fhirOut
 	prepared bool
 	// csv is the record's CSV row, and hsds its HSDS objects, once a worker made them.
-	csv  []string
+	csv  []byte
 	hsds []hsdsOut
 }
 
@@ -46,17 +47,23 @@ func (r *record) decoded() (any, error) {
 	return v, nil
 }
 
-// head returns the head of the record's view.
+// head returns the head of the record's view: of the decoded view, else decoded alone (the rest of
+// the view skipped).
 func (r *record) head() (*dirsvc.RecordHead, error) {
-	v, err := r.decoded()
-	if err != nil {
-		return nil, err
-	}
-	h, _ := v.(interface{ Head() *dirsvc.RecordHead })
-	if h == nil {
+	if r.view != nil {
+		if h, _ := r.view.(interface{ Head() *dirsvc.RecordHead }); h != nil {
+			return h.Head(), nil
+		}
 		return &dirsvc.RecordHead{}, nil
 	}
-	return h.Head(), nil
+	if r.rhead == nil {
+		var h dirsvc.RecordHead
+		if err := jsonv2.Unmarshal(r.body, &h); err != nil {
+			return nil, err
+		}
+		r.rhead = &h
+	}
+	return r.rhead, nil
 }
 
 // formatWriter writes the records of one format into its files.
@@ -281,6 +288,3 @@ func attributionText(info *dirsvc.Directory, a dirsvc.Audience, at time.Time) st
 	}
 	return s
 }
-
-// itoa is strconv.FormatInt for the CSV cells.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -3,11 +3,15 @@ package export
 import (
 	"context"
 	"crypto/sha1"
-	"encoding/json"
-	"fmt"
+	"errors"
+	"math"
+	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
 	"github.com/dirsvc/dirsvc"
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // The HSDS export: the directory as an Open Referral Human Services Data Specification 3.0 data
@@ -32,12 +36,31 @@ const HSDSServiceAtLocations = "hsds_service_at_locations.json"
 const hsdsNamespace = "dirsvc hsds 3.0\x00"
 
 // HSDSID returns the HSDS identifier of a record (or of a named part of it: "svc_x/phone/1").
-func HSDSID(name string) string {
-	h := sha1.Sum([]byte(hsdsNamespace + name))
-	h[6] = h[6]&0x0f | 0x50
-	h[8] = h[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
+func HSDSID(name string) string { return hsdsID(name) }
+
+// appendHSDSID appends the HSDS identifier of the name its parts make together.
+func appendHSDSID(dst []byte, parts ...string) []byte {
+	var buf [256]byte
+	name := append(buf[:0], hsdsNamespace...)
+	for _, p := range parts {
+		name = append(name, p...)
+	}
+	u := sha1.Sum(name)
+	u[6] = u[6]&0x0f | 0x50
+	u[8] = u[8]&0x3f | 0x80
+	for i, b := range u[:16] {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst = append(dst, '-')
+		}
+		dst = append(dst, hexDigits[b>>4], hexDigits[b&0x0f])
+	}
+	return dst
 }
+
+// hsdsID returns the HSDS identifier of the name its parts make together.
+func hsdsID(parts ...string) string { return string(appendHSDSID(make([]byte, 0, 36), parts...)) }
+
+const hexDigits = "0123456789abcdef"
 
 type hsdsWriter struct {
 	run      *run
@@ -106,7 +129,8 @@ func (w *hsdsWriter) end(kind dirsvc.Kind) error {
 	return nil
 }
 
-// HSDS objects, with the fields this export fills.
+// HSDS objects, with the fields this export fills; each writes its JSON as encoding/json would
+// (appendJSON).
 type (
 	hsdsPhone struct {
 		ID          string `json:"id"`
@@ -163,12 +187,127 @@ type (
 	}
 )
 
+// jsonMember appends a member's name (plain ASCII) after a comma; jsonText one with its string, and
+// jsonTextOmitEmpty that unless the string is empty.
+func jsonMember(b []byte, name string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	return append(b, '"', ':')
+}
+
+func jsonText(b []byte, name, v string) []byte { return appendJSONString(jsonMember(b, name), v) }
+
+func jsonTextOmitEmpty(b []byte, name, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return jsonText(b, name, v)
+}
+
+func (p *hsdsPhone) appendJSON(b []byte) []byte {
+	b = appendJSONString(append(b, `{"id":`...), p.ID)
+	b = jsonText(b, "number", p.Number)
+	b = jsonTextOmitEmpty(b, "type", p.Type)
+	b = jsonTextOmitEmpty(b, "description", p.Description)
+	return append(b, '}')
+}
+
+func appendPhones(b []byte, phones []hsdsPhone) []byte {
+	if len(phones) == 0 {
+		return b
+	}
+	b = append(jsonMember(b, "phones"), '[')
+	for i := range phones {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = phones[i].appendJSON(b)
+	}
+	return append(b, ']')
+}
+
+func (a *hsdsAddress) appendJSON(b []byte) []byte {
+	b = appendJSONString(append(b, `{"id":`...), a.ID)
+	b = jsonText(b, "location_id", a.LocationID)
+	b = jsonText(b, "address_1", a.Address1)
+	b = jsonTextOmitEmpty(b, "address_2", a.Address2)
+	b = jsonText(b, "city", a.City)
+	b = jsonText(b, "state_province", a.StateProvince)
+	b = jsonText(b, "postal_code", a.PostalCode)
+	b = jsonText(b, "country", a.Country)
+	b = jsonText(b, "address_type", a.AddressType)
+	return append(b, '}')
+}
+
+func (o *hsdsOrganization) appendJSON(b []byte) ([]byte, error) {
+	b = appendJSONString(append(b, `{"id":`...), o.ID)
+	b = jsonText(b, "name", o.Name)
+	b = jsonText(b, "description", o.Description)
+	b = jsonTextOmitEmpty(b, "email", o.Email)
+	b = jsonTextOmitEmpty(b, "website", o.Website)
+	b = jsonTextOmitEmpty(b, "logo", o.Logo)
+	b = appendPhones(b, o.Phones)
+	return append(b, '}'), nil
+}
+
+func (l *hsdsLocation) appendJSON(b []byte) ([]byte, error) {
+	b = appendJSONString(append(b, `{"id":`...), l.ID)
+	b = jsonText(b, "location_type", l.LocationType)
+	b = jsonTextOmitEmpty(b, "organization_id", l.OrganizationID)
+	b = jsonTextOmitEmpty(b, "name", l.Name)
+	b = jsonTextOmitEmpty(b, "description", l.Description)
+	for _, c := range []struct {
+		name string
+		v    *float64
+	}{{"latitude", l.Latitude}, {"longitude", l.Longitude}} {
+		if c.v == nil {
+			continue
+		}
+		var err error
+		if b, err = appendJSONFloat(jsonMember(b, c.name), *c.v); err != nil {
+			return nil, err
+		}
+	}
+	if len(l.Addresses) > 0 {
+		b = append(jsonMember(b, "addresses"), '[')
+		for i := range l.Addresses {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = l.Addresses[i].appendJSON(b)
+		}
+		b = append(b, ']')
+	}
+	b = appendPhones(b, l.Phones)
+	return append(b, '}'), nil
+}
+
+func (s *hsdsService) appendJSON(b []byte) ([]byte, error) {
+	b = appendJSONString(append(b, `{"id":`...), s.ID)
+	b = jsonTextOmitEmpty(b, "organization_id", s.OrganizationID)
+	b = jsonText(b, "name", s.Name)
+	b = jsonTextOmitEmpty(b, "description", s.Description)
+	b = jsonTextOmitEmpty(b, "url", s.URL)
+	b = jsonTextOmitEmpty(b, "email", s.Email)
+	b = jsonText(b, "status", s.Status)
+	b = jsonTextOmitEmpty(b, "last_modified", s.LastModified)
+	b = appendPhones(b, s.Phones)
+	return append(b, '}'), nil
+}
+
+func (s *hsdsServiceAtLocation) appendJSON(b []byte) ([]byte, error) {
+	b = appendJSONString(append(b, `{"id":`...), s.ID)
+	b = jsonText(b, "service_id", s.ServiceID)
+	b = jsonText(b, "location_id", s.LocationID)
+	return append(b, '}'), nil
+}
+
 // hsdsContacts returns a record's phones and first email.
 func hsdsContacts(owner string, cs []dirsvc.ContactView) (phones []hsdsPhone, email string) {
 	for i, c := range cs {
 		switch {
 		case c.Kind.PhoneLike():
-			phones = append(phones, hsdsPhone{ID: HSDSID(fmt.Sprintf("%s/contact/%d", owner, i)), Number: c.Value,
+			phones = append(phones, hsdsPhone{ID: hsdsID(owner, "/contact/", strconv.Itoa(i)), Number: c.Value,
 				Type: string(c.Kind), Description: c.Label})
 		case c.Kind == dirsvc.ContactEmail && email == "":
 			email = c.Value
@@ -206,14 +345,49 @@ type hsdsOut struct {
 	json  []byte
 }
 
-// add appends an object of the table to the record's.
-func (r *record) addHSDS(table string, v any) error {
-	b, err := json.Marshal(v)
+// addHSDS appends an object of the table to the record's.
+func (r *record) addHSDS(table string, o interface{ appendJSON([]byte) ([]byte, error) }) error {
+	b, err := o.appendJSON(make([]byte, 0, 1024))
 	if err != nil {
 		return err
 	}
 	r.hsds = append(r.hsds, hsdsOut{table, b})
 	return nil
+}
+
+// hsdsView is what the HSDS objects take from the view of an organisation, location or service:
+// decoding it skips the rest of the view. Its fields have the types of the views' fields.
+type hsdsView struct {
+	PublicID     string               `json:"publicId"`
+	LastUpdated  time.Time            `json:"lastUpdated"`
+	Name         string               `json:"name"`
+	Description  string               `json:"description"`
+	Website      string               `json:"website"`
+	Logo         string               `json:"logo"`
+	Contacts     []dirsvc.ContactView `json:"contacts"`
+	Organisation dirsvc.Ref           `json:"organisation"`
+	Location     *dirsvc.Ref          `json:"location"`
+	Point        *dirsvc.Point        `json:"point"`
+	Address      *dirsvc.AddressView  `json:"address"`
+}
+
+// hsdsView returns what the HSDS objects take from the record's view: from the view when another
+// format decoded it, else decoded alone.
+func (r *record) hsdsView() (hsdsView, error) {
+	switch v := r.view.(type) {
+	case *dirsvc.OrganisationView:
+		return hsdsView{PublicID: v.PublicID, LastUpdated: v.LastUpdated, Name: v.Name, Description: v.Description,
+			Website: v.Website, Logo: v.Logo, Contacts: v.Contacts}, nil
+	case *dirsvc.LocationView:
+		return hsdsView{PublicID: v.PublicID, LastUpdated: v.LastUpdated, Name: v.Name, Description: v.Description,
+			Contacts: v.Contacts, Organisation: v.Organisation, Point: v.Point, Address: v.Address}, nil
+	case *dirsvc.ServiceView:
+		return hsdsView{PublicID: v.PublicID, LastUpdated: v.LastUpdated, Name: v.Name, Description: v.Description,
+			Website: v.Website, Contacts: v.Contacts, Organisation: v.Organisation, Location: v.Location}, nil
+	}
+	var v hsdsView
+	err := jsonv2.Unmarshal(r.body, &v)
+	return v, err
 }
 
 // prepare makes a record's HSDS objects, ahead of the writing (r.hsds is then non-nil).
@@ -223,16 +397,16 @@ func (w *hsdsWriter) prepare(r *record) error {
 	if !ok {
 		return nil
 	}
-	v, err := r.decoded()
+	v, err := r.hsdsView()
 	if err != nil {
 		return err
 	}
-	switch v := v.(type) {
-	case *dirsvc.OrganisationView:
+	switch r.kind {
+	case dirsvc.KindOrganisation:
 		phones, email := hsdsContacts(v.PublicID, v.Contacts)
-		return r.addHSDS(name, hsdsOrganization{ID: HSDSID(v.PublicID), Name: v.Name, Description: v.Description, Email: email,
+		return r.addHSDS(name, &hsdsOrganization{ID: HSDSID(v.PublicID), Name: v.Name, Description: v.Description, Email: email,
 			Website: v.Website, Logo: v.Logo, Phones: phones})
-	case *dirsvc.LocationView:
+	case dirsvc.KindLocation:
 		phones, _ := hsdsContacts(v.PublicID, v.Contacts)
 		l := hsdsLocation{ID: HSDSID(v.PublicID), LocationType: "physical", OrganizationID: w.ref(v.Organisation.PublicID),
 			Name: v.Name, Description: v.Description, Phones: phones}
@@ -240,7 +414,7 @@ func (w *hsdsWriter) prepare(r *record) error {
 			l.Latitude, l.Longitude = &v.Point.Lat, &v.Point.Lon
 		}
 		if a := v.Address; a != nil {
-			ad := hsdsAddress{ID: HSDSID(v.PublicID + "/address"), LocationID: l.ID, City: a.Locality, StateProvince: a.State,
+			ad := hsdsAddress{ID: hsdsID(v.PublicID, "/address"), LocationID: l.ID, City: a.Locality, StateProvince: a.State,
 				PostalCode: a.Postcode, Country: a.Country, AddressType: "physical"}
 			if len(a.Lines) > 0 {
 				ad.Address1 = a.Lines[0]
@@ -248,20 +422,20 @@ func (w *hsdsWriter) prepare(r *record) error {
 			}
 			l.Addresses = []hsdsAddress{ad}
 		}
-		return r.addHSDS(name, l)
-	case *dirsvc.ServiceView:
+		return r.addHSDS(name, &l)
+	case dirsvc.KindService:
 		phones, email := hsdsContacts(v.PublicID, v.Contacts)
 		s := hsdsService{ID: HSDSID(v.PublicID), OrganizationID: w.ref(v.Organisation.PublicID), Name: v.Name,
 			Description: v.Description, URL: v.Website, Email: email, Status: "active", Phones: phones}
 		if !v.LastUpdated.IsZero() {
 			s.LastModified = v.LastUpdated.UTC().Format("2006-01-02T15:04:05Z07:00")
 		}
-		if err := r.addHSDS(name, s); err != nil {
+		if err := r.addHSDS(name, &s); err != nil {
 			return err
 		}
 		if v.Location != nil {
 			if loc := w.ref(v.Location.PublicID); loc != "" {
-				return r.addHSDS(HSDSServiceAtLocations, hsdsServiceAtLocation{ID: HSDSID(v.PublicID + "@" + v.Location.PublicID),
+				return r.addHSDS(HSDSServiceAtLocations, &hsdsServiceAtLocation{ID: hsdsID(v.PublicID, "@", v.Location.PublicID),
 					ServiceID: s.ID, LocationID: loc})
 			}
 		}
@@ -289,4 +463,85 @@ func (w *hsdsWriter) abort() {
 	for _, f := range w.files {
 		f.abort()
 	}
+}
+
+// appendJSONString appends a string as encoding/json writes it: HTML's <, > and & escaped, invalid
+// UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if jsonSafe[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// jsonSafe are the ASCII bytes encoding/json writes as they are.
+var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
+	for b := byte(0x20); b < utf8.RuneSelf; b++ {
+		safe[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return safe
+}()
+
+var errJSONFloat = errors.New("a number JSON cannot hold")
+
+// appendJSONFloat appends a float64 as encoding/json writes it.
+func appendJSONFloat(dst []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, errJSONFloat
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 as e-9
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst, nil
 }

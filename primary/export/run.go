@@ -1,7 +1,6 @@
 package export
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -225,6 +224,8 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 		o.Total(total)
 	}
 	leaders := o.Leaders && info.LeadershipOn()
+	// fullView: a format maps the decoded view (FHIR); the others read what they need of its JSON.
+	fullView := slices.Contains(o.Formats, dirsvc.ExportFHIR)
 	today := dirsvc.Today(at, info.TimeZone)
 	for _, kind := range o.Kinds {
 		if kind == dirsvc.KindPractitioner && !o.Practitioners {
@@ -235,9 +236,19 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 				return res, err
 			}
 		}
-		decode := o.Since != nil || slices.ContainsFunc(o.Formats, func(f string) bool { return f != dirsvc.ExportJSON })
+		ahead := o.Since != nil || slices.ContainsFunc(o.Formats, func(f string) bool { return f != dirsvc.ExportJSON })
 		// Leaders are added to an organisation in order (below), after the workers are done with it.
 		prepare := func(rec *record) error {
+			if o.Since != nil {
+				if _, err := rec.head(); err != nil {
+					return err
+				}
+			}
+			if fullView {
+				if _, err := rec.decoded(); err != nil {
+					return err
+				}
+			}
 			if rec.kind == dirsvc.KindOrganisation && leaders {
 				return nil
 			}
@@ -250,7 +261,7 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 			}
 			return nil
 		}
-		err := walkDecoded(ctx, snap, kind, decode, prepare, func(rec *record) error {
+		err := walkPrepared(ctx, snap, kind, ahead, prepare, func(rec *record) error {
 			if o.Since != nil {
 				h, err := rec.head()
 				if err != nil {
@@ -307,30 +318,32 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 	return res, nil
 }
 
-// decodeBatch is how many records go to a decoding worker at a time.
-const decodeBatch = 128
+// prepareBatch is how many records go to a worker at a time.
+const prepareBatch = 128
 
-// walkBatch is a batch of records of a walk, decoded by a worker (done is closed then).
+// bodyBlock is the size of the blocks the walk copies the records' views into.
+const bodyBlock = 256 << 10
+
+// walkBatch is a batch of records of a walk, prepared by a worker (done is closed then).
 type walkBatch struct {
-	recs []*record
+	recs []record
 	done chan struct{}
 	err  error
 }
 
 // preparer is a formatWriter with work of its own to do on each record before it is written that
 // needs no order (a CSV row, HSDS objects, FHIR resources): workers do it ahead of the writing (see
-// walkDecoded), and write uses what they prepared (or prepares itself, for a record they left).
+// walkPrepared), and write uses what they prepared (or prepares itself, for a record they left).
 type preparer interface {
 	prepare(r *record) error
 }
 
-// walkDecoded walks the records of kind in the snapshot and calls fn with each, in order. When
-// decode is set, the records' views are decoded (the most costly step of every format but JSON),
-// and prepare is called with each, by workers on every core, a bounded number of batches ahead,
-// while fn, which writes the files and makes the snapshot's other reads, runs in one goroutine in
-// walk order.
-func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind, decode bool, prepare, fn func(*record) error) error {
-	if !decode || runtime.GOMAXPROCS(0) < 2 {
+// walkPrepared walks the records of kind in the snapshot and calls fn with each, in order. When
+// ahead is set, prepare is called with each record (reading its view: the most costly step of
+// every format but JSON), by workers on every core, a bounded number of batches ahead, while fn,
+// which writes the files and makes the snapshot's other reads, runs in one goroutine in walk order.
+func walkPrepared(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind, ahead bool, prepare, fn func(*record) error) error {
+	if !ahead || runtime.GOMAXPROCS(0) < 2 {
 		return snap.Walk(ctx, kind, func(p dirsvc.Published) error {
 			return fn(&record{kind: kind, id: p.PublicID, body: p.Body})
 		})
@@ -346,12 +359,8 @@ func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind
 		go func() {
 			defer wg.Done()
 			for b := range work {
-				for _, r := range b.recs {
-					_, err := r.decoded()
-					if err == nil {
-						err = prepare(r)
-					}
-					if err != nil {
+				for i := range b.recs {
+					if err := prepare(&b.recs[i]); err != nil {
 						b.err = err
 						break
 					}
@@ -369,8 +378,8 @@ func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind
 				continue
 			}
 			if err = b.err; err == nil {
-				for _, r := range b.recs {
-					if err = fn(r); err != nil {
+				for i := range b.recs {
+					if err = fn(&b.recs[i]); err != nil {
 						break
 					}
 				}
@@ -391,14 +400,24 @@ func walkDecoded(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kind
 		}
 		return nil
 	}
-	cur := &walkBatch{done: make(chan struct{})}
+	newBatch := func() *walkBatch {
+		return &walkBatch{recs: make([]record, 0, prepareBatch), done: make(chan struct{})}
+	}
+	cur := newBatch()
+	// The batches' records and bodies are allocated in blocks, as the walk gives them.
+	var bodies []byte
 	err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
-		cur.recs = append(cur.recs, &record{kind: kind, id: p.PublicID, body: bytes.Clone(p.Body)})
-		if len(cur.recs) < decodeBatch {
+		if cap(bodies)-len(bodies) < len(p.Body) {
+			bodies = make([]byte, 0, max(bodyBlock, len(p.Body)))
+		}
+		n := len(bodies)
+		bodies = append(bodies, p.Body...)
+		cur.recs = append(cur.recs, record{kind: kind, id: p.PublicID, body: bodies[n:len(bodies):len(bodies)]})
+		if len(cur.recs) < prepareBatch {
 			return nil
 		}
 		b := cur
-		cur = &walkBatch{done: make(chan struct{})}
+		cur = newBatch()
 		return send(b)
 	})
 	if err == nil && len(cur.recs) > 0 {

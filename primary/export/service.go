@@ -70,6 +70,8 @@ type Service struct {
 	mu      sync.Mutex
 	queue   chan string
 	cancels map[string]context.CancelFunc // running exports
+	// statuses are the statuses read from the bucket for the list (see stored), under mu.
+	statuses map[string]*job
 }
 
 // New returns an export service; Run starts its workers.
@@ -230,6 +232,28 @@ func (s *Service) all() ([]*job, error) {
 		}
 		out = append(out, j)
 	}
+	slices.SortFunc(out, func(a, b *job) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out, nil
+}
+
+// listed returns the exports the list may answer, newest first: every export on the node, and with
+// object storage, those the bucket holds whose folder the node lacks (see stored).
+func (s *Service) listed(ctx context.Context) ([]*job, error) {
+	out, err := s.all()
+	if err != nil || s.cfg.Store == nil {
+		return out, err
+	}
+	local := map[string]bool{}
+	for _, j := range out {
+		local[j.ID] = true
+	}
+	more, err := s.stored(ctx, local)
+	if err != nil {
+		// The node's own exports are still listed as they are.
+		s.cfg.Log.Error("exports: list object storage", "err", err)
+		return out, nil
+	}
+	out = append(out, more...)
 	slices.SortFunc(out, func(a, b *job) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return out, nil
 }

@@ -145,6 +145,46 @@ func (s *Service) loadStored(ctx context.Context, id string) (*job, error) {
 	return &j, nil
 }
 
+// maxListedBlobs bounds the blobs of the bucket the export list reads (a few pages of its listing):
+// the list finds there the exports whose status is among them.
+const maxListedBlobs = 5000
+
+// stored returns the exports whose status the bucket holds among its first maxListedBlobs blobs,
+// but for those of skip (the node's own). A status in the bucket is final (written once, as the
+// export succeeded): each is read once, and kept while the bucket lists it.
+func (s *Service) stored(ctx context.Context, skip map[string]bool) ([]*job, error) {
+	names, err := s.cfg.Store.List(ctx, "", maxListedBlobs)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	known := s.statuses
+	s.mu.Unlock()
+	kept := map[string]*job{}
+	var out []*job
+	for _, n := range names {
+		id, rest, _ := strings.Cut(n, "/")
+		if rest != statusFile || !dirsvc.ValidUUID(id) || skip[id] {
+			continue
+		}
+		j := known[id]
+		if j == nil {
+			if j, err = s.loadStored(ctx, id); errors.Is(err, dirsvc.ErrNotFound) {
+				continue // removed meanwhile
+			} else if err != nil {
+				s.cfg.Log.Error("exports: read a status from object storage", "export", id, "err", err)
+				continue
+			}
+		}
+		kept[id] = j
+		out = append(out, j)
+	}
+	s.mu.Lock()
+	s.statuses = kept
+	s.mu.Unlock()
+	return out, nil
+}
+
 // openFile opens file name of export id: from the export's folder, or from the bucket when the
 // node does not hold it.
 func (s *Service) openFile(ctx context.Context, id, name string) (Blob, error) {
