@@ -56,7 +56,9 @@ func TestFHIRCacheStaysInItsBudget(t *testing.T) {
 	random := make([]byte, 3000) // a body that compression does not shrink away
 	rand.New(rand.NewSource(1)).Read(random)
 	body := `{"resourceType":"HealthcareService","comment":"` + base64.StdEncoding.EncodeToString(random) + `"}`
-	key := func(i int) fhirCacheKey { return fhirCacheKey{dir: "demo", id: fmt.Sprintf("svc_%06d", i), etag: `"1"`} }
+	key := func(i int) fhirCacheKey {
+		return fhirCacheKey{dir: "demo", id: fmt.Sprintf("svc_%06d", i), etag: `"1"`}
+	}
 	size := len(encodeFHIREntry(key(0), testEntry(key(0).id, body)))
 	n := 3 * fhirCacheBudget / size
 	for i := range n {
