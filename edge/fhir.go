@@ -195,7 +195,7 @@ func (s *Server) handleFHIRRead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	attribution := ""
-	if res.Search["address"] != nil {
+	if res.Search.Has("address") {
 		attribution = fr.info.Attribution
 	}
 	s.cacheTags(w, r, dirTag(r, res.Source))
@@ -218,7 +218,10 @@ type fhirReader struct {
 	leaders bool
 	// practitioners tells whether the caller may receive practitioners in bulk (5.4 rules 3, 4).
 	practitioners bool
-	err           error
+	// checked is the caller's viewer at the open directory's generation before the request read
+	// anything: a cached resource checked at the same is used without checking its references.
+	checked fhirChecked
+	err     error
 }
 
 func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirReader, error) {
@@ -226,7 +229,8 @@ func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirRead
 	if err != nil {
 		return nil, err
 	}
-	fr := &fhirReader{s: s, req: r, ctx: r.Context(), dir: dir, info: info, viewer: viewer, readable: map[string]bool{}}
+	fr := &fhirReader{s: s, req: r, ctx: r.Context(), dir: dir, info: info, viewer: viewer, readable: map[string]bool{},
+		checked: fhirChecked{epoch: s.fhirResources.epoch(info.Slug, dir), gen: dir.Generation(), viewer: viewerKey(viewer)}}
 	fr.mapper = &fhir.Mapper{Country: info.Country, Canonical: fhir.Canonical(s.cfg.BaseURL), Readable: fr.canRead}
 	t := tokenFrom(r.Context())
 	fr.leaders = t != nil && t.HasScope(dirsvc.ScopeLeadershipRead) && t.Tier != dirsvc.Public && info.LeadershipOn()
@@ -340,19 +344,26 @@ func (fr *fhirReader) resource(kind dirsvc.Kind, t string, p *dirsvc.Published) 
 	withLeaders := kind == dirsvc.KindOrganisation && fr.leaders
 	key := fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}
 	if !withLeaders && p.ETag != "" {
-		if e := fr.s.fhirResources.get(key); e != nil && fr.sameReadability(e.refs) {
-			return e.res, nil
+		if e := fr.s.fhirResources.get(key); e != nil {
+			if e.checked == fr.checked {
+				return e.res, nil
+			}
+			if fr.sameReadability(e.refs) {
+				e.checked = fr.checked
+				fr.s.fhirResources.put(key, e)
+				return e.res, nil
+			}
 		}
 	}
 	v, err := fhir.DecodeView(kind, p.Body)
 	if err != nil {
 		return nil, err
 	}
-	asked := map[string]bool{}
+	asked := map[string][]string{} // the records asked about, by readability ("true", "false")
 	m := *fr.mapper
 	m.Readable = func(id string) bool {
 		ok := fr.canRead(id)
-		asked[id] = ok
+		asked[strconv.FormatBool(ok)] = append(asked[strconv.FormatBool(ok)], id)
 		return ok
 	}
 	var res *fhir.Resource
@@ -369,16 +380,21 @@ func (fr *fhirReader) resource(kind dirsvc.Kind, t string, p *dirsvc.Published) 
 		err = fr.failed()
 	}
 	if err == nil && !withLeaders && p.ETag != "" {
-		fr.s.fhirResources.put(key, &fhirCacheEntry{res: res, refs: asked})
+		fr.s.fhirResources.put(key, &fhirCacheEntry{res: res, refs: fhir.PackValues(asked), checked: fr.checked})
 	}
 	return res, err
 }
 
 // sameReadability reports whether each record of refs is readable, or not, for the caller as refs
 // says.
-func (fr *fhirReader) sameReadability(refs map[string]bool) bool {
-	for id, ok := range refs {
-		if fr.canRead(id) != ok {
+func (fr *fhirReader) sameReadability(refs fhir.Values) bool {
+	same := true
+	for _, readable := range []bool{true, false} {
+		refs.Each(strconv.FormatBool(readable), func(id string) bool {
+			same = fr.canRead(id) == readable
+			return same
+		})
+		if !same {
 			return false
 		}
 	}

@@ -1,9 +1,13 @@
 package edge
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"sync"
 
+	"github.com/klauspost/compress/s2"
+
+	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/fhir"
 )
 
@@ -11,62 +15,239 @@ import (
 // again. An entry is keyed by the view's directory, record and entity tag (which changes with every
 // change of the view's body), and holds the readability of each record the resource refers to, as
 // it was when it was mapped: an entry is used only when every one of those records is still
-// readable, or not, for the caller exactly as then (checked on every use, see fhirReader.resource),
-// so a reference to a record the caller may not read can never come from the cache. Resources that
-// hold leadership are never kept (they depend on the day and the caller's scope).
+// readable, or not, for the caller exactly as then (see fhirReader.resource), so a reference to a
+// record the caller may not read can never come from the cache. That is checked record by record,
+// except when the entry was last checked for the same viewer (audience and narrowing) of the same
+// open directory at the directory's current generation: nothing the caller may read has changed
+// since, so neither has the readability. Resources that hold leadership are never kept (they depend
+// on the day and the caller's scope).
+//
+// Memory: the cache holds at most fhirCacheBudget bytes of entries, plus its index (about 40 bytes
+// an entry). Each of its parts keeps its entries in fhirCacheGens generations of append-only chunks,
+// oldest dropped whole when the newest is full (first in, first out: a walk of every resource that
+// fits the budget finds them all on its next pass). An entry is one piece of a chunk, reached
+// through a map from the hash of its key to its place, and holds no pointer: however many resources
+// it keeps, the cache costs the garbage collector a few hundred chunks to mark.
 type fhirCache struct {
 	seed   maphash.Seed
 	shards [fhirCacheShards]fhirCacheShard
+
+	mu     sync.Mutex
+	epochs map[string]fhirEpoch // by directory slug
+	last   uint64
 }
 
 const (
+	// fhirCacheBudget bounds the bytes of the entries of the cache. A HealthcareService entry takes
+	// about 1.7 KB (its body compressed with S2, 3.3 KB as JSON), so the cache keeps the resources
+	// of a directory of 100,000 services (measured on the generated one).
+	fhirCacheBudget = 256 << 20
 	fhirCacheShards = 16
-	// fhirCachePerShard bounds the entries of a shard; a full shard is emptied (a cache of mapped
-	// resources is cheap to refill, and this keeps its memory bounded without bookkeeping).
-	fhirCachePerShard = 4096
+	fhirCacheGens   = 8
+	// fhirCacheChunk is the size of a chunk; a larger entry is not kept.
+	fhirCacheChunk = 256 << 10
+	// fhirCacheGenChunks is how many chunks a generation of a part holds.
+	fhirCacheGenChunks = fhirCacheBudget / fhirCacheShards / fhirCacheGens / fhirCacheChunk
 )
 
 type fhirCacheShard struct {
-	mu      sync.RWMutex
-	entries map[fhirCacheKey]*fhirCacheEntry
+	mu   sync.RWMutex
+	gens [fhirCacheGens]fhirCacheGen // gens[newest] is written; the others are older, in a ring
+	// newest is the index of the generation entries are added to.
+	newest int
+}
+
+type fhirCacheGen struct {
+	index  map[uint64]fhirSpan
+	chunks [][]byte
+}
+
+// fhirSpan is the place of an entry: its chunk and its bytes there.
+type fhirSpan struct{ chunk, off, n uint32 }
+
+// fhirEpoch tells apart the successive open directories of one slug: the generations of a
+// directory opened again start again, so an entry checked at a generation of the directory before
+// must not pass as checked at the same number of the new one.
+type fhirEpoch struct {
+	dir dirsvc.DirectoryReader
+	n   uint64
 }
 
 type fhirCacheKey struct {
 	dir, id, etag string
 }
 
+// fhirChecked is when an entry's readability was last found true: for a viewer (viewerKey) of an
+// open directory (epoch) at its generation.
+type fhirChecked struct {
+	epoch, gen uint64
+	viewer     string
+}
+
 type fhirCacheEntry struct {
 	res *fhir.Resource
-	// refs is the readability, for the caller it was mapped for, of each record the mapping asked
-	// about.
-	refs map[string]bool
+	// refs are the records the mapping asked about: "true" the readable ones, "false" the others,
+	// for the caller it was mapped for.
+	refs    fhir.Values
+	checked fhirChecked
 }
 
 func newFHIRCache() *fhirCache {
-	c := &fhirCache{seed: maphash.MakeSeed()}
+	c := &fhirCache{seed: maphash.MakeSeed(), epochs: map[string]fhirEpoch{}}
 	for i := range c.shards {
-		c.shards[i].entries = map[fhirCacheKey]*fhirCacheEntry{}
+		for g := range c.shards[i].gens {
+			c.shards[i].gens[g].index = map[uint64]fhirSpan{}
+		}
 	}
 	return c
 }
 
-func (c *fhirCache) shard(k fhirCacheKey) *fhirCacheShard {
-	return &c.shards[maphash.String(c.seed, k.etag)%fhirCacheShards]
+// epoch returns the number of the open directory dir of slug, a new one for a directory not seen
+// before.
+func (c *fhirCache) epoch(slug string, dir dirsvc.DirectoryReader) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.epochs[slug]; ok && e.dir == dir {
+		return e.n
+	}
+	c.last++
+	c.epochs[slug] = fhirEpoch{dir: dir, n: c.last}
+	return c.last
 }
 
+func (c *fhirCache) hash(k fhirCacheKey) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	h.WriteString(k.dir)
+	h.WriteByte(0)
+	h.WriteString(k.id)
+	h.WriteByte(0)
+	h.WriteString(k.etag)
+	return h.Sum64()
+}
+
+// get returns the entry of k, or nil.
 func (c *fhirCache) get(k fhirCacheKey) *fhirCacheEntry {
-	sh := c.shard(k)
+	h := c.hash(k)
+	sh := &c.shards[h%fhirCacheShards]
 	sh.mu.RLock()
-	defer sh.mu.RUnlock()
-	return sh.entries[k]
+	var b []byte
+	for i := range fhirCacheGens {
+		g := &sh.gens[(sh.newest-i+fhirCacheGens)%fhirCacheGens]
+		if sp, ok := g.index[h]; ok {
+			b = g.chunks[sp.chunk][sp.off : sp.off+sp.n : sp.off+sp.n]
+			break
+		}
+	}
+	sh.mu.RUnlock()
+	if b == nil {
+		return nil
+	}
+	return decodeFHIREntry(b, k)
 }
 
+// put keeps the entry of k, in place of any kept before.
 func (c *fhirCache) put(k fhirCacheKey, e *fhirCacheEntry) {
-	sh := c.shard(k)
+	b := encodeFHIREntry(k, e)
+	if len(b) > fhirCacheChunk {
+		return
+	}
+	h := c.hash(k)
+	sh := &c.shards[h%fhirCacheShards]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if len(sh.entries) >= fhirCachePerShard {
-		clear(sh.entries)
+	for i := range sh.gens {
+		delete(sh.gens[i].index, h)
 	}
-	sh.entries[k] = e
+	g := &sh.gens[sh.newest]
+	last := len(g.chunks) - 1
+	if last < 0 || len(g.chunks[last])+len(b) > fhirCacheChunk {
+		if len(g.chunks) == fhirCacheGenChunks {
+			// The newest generation is full: the oldest is dropped and becomes the newest.
+			sh.newest = (sh.newest + 1) % fhirCacheGens
+			g = &sh.gens[sh.newest]
+			g.index, g.chunks = map[uint64]fhirSpan{}, nil
+		}
+		g.chunks = append(g.chunks, make([]byte, 0, fhirCacheChunk))
+		last = len(g.chunks) - 1
+	}
+	off := len(g.chunks[last])
+	g.chunks[last] = append(g.chunks[last], b...)
+	g.index[h] = fhirSpan{chunk: uint32(last), off: uint32(off), n: uint32(len(b))}
+}
+
+// An entry's bytes: its key (directory, id, entity tag), when it was checked (epoch, generation,
+// viewer), the readability of its references, then the resource (type, id, source, last updated,
+// version, references, search values, body compressed with S2, which halves what the cache holds
+// for a few microseconds a read). Each string is preceded by its length (uvarint).
+
+func encodeFHIREntry(k fhirCacheKey, e *fhirCacheEntry) []byte {
+	r := e.res
+	n := 16*binary.MaxVarintLen64 + len(k.dir) + len(k.id) + len(k.etag) + len(e.checked.viewer) + len(e.refs) +
+		len(r.Type) + len(r.ID) + len(r.Source) + len(r.LastUpdated) + len(r.VersionID) + len(r.Refs) + len(r.Search)
+	b := make([]byte, 0, n+len(r.Body)/2)
+	for _, s := range []string{k.dir, k.id, k.etag} {
+		b = appendEntryString(b, s)
+	}
+	b = binary.AppendUvarint(b, e.checked.epoch)
+	b = binary.AppendUvarint(b, e.checked.gen)
+	for _, s := range []string{e.checked.viewer, string(e.refs), r.Type, r.ID, r.Source, r.LastUpdated, r.VersionID, string(r.Refs), string(r.Search)} {
+		b = appendEntryString(b, s)
+	}
+	return append(b, s2.EncodeBetter(nil, r.Body)...)
+}
+
+func appendEntryString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+// decodeFHIREntry reads the entry of b if its key is k (a hash of another key finds nothing).
+func decodeFHIREntry(b []byte, k fhirCacheKey) *fhirCacheEntry {
+	d := entryDecoder{b: b}
+	if string(d.bytes()) != k.dir || string(d.bytes()) != k.id || string(d.bytes()) != k.etag {
+		return nil
+	}
+	e := &fhirCacheEntry{res: &fhir.Resource{}}
+	e.checked.epoch, e.checked.gen = d.uvarint(), d.uvarint()
+	e.checked.viewer = string(d.bytes())
+	e.refs = fhir.Values(d.bytes())
+	r := e.res
+	r.Type, r.ID, r.Source, r.LastUpdated, r.VersionID = string(d.bytes()), string(d.bytes()), string(d.bytes()), string(d.bytes()), string(d.bytes())
+	r.Refs, r.Search = fhir.Values(d.bytes()), fhir.Values(d.bytes())
+	if d.bad {
+		return nil
+	}
+	body, err := s2.Decode(nil, d.b)
+	if err != nil {
+		return nil
+	}
+	r.Body = body
+	return e
+}
+
+// entryDecoder reads an entry's fields in turn; a field that does not fit sets bad.
+type entryDecoder struct {
+	b   []byte
+	bad bool
+}
+
+func (d *entryDecoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.bad, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *entryDecoder) bytes() []byte {
+	n := d.uvarint()
+	if d.bad || n > uint64(len(d.b)) {
+		d.bad, d.b = true, nil
+		return nil
+	}
+	s := d.b[:n:n]
+	d.b = d.b[n:]
+	return s
 }

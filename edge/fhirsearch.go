@@ -551,7 +551,7 @@ func (fs *fhirSearch) bundle(r *http.Request, after, key string) (*searchPage, e
 			if err != nil {
 				return nil, err
 			}
-			out.addresses = out.addresses || c.res.Search["address"] != nil
+			out.addresses = out.addresses || c.res.Search.Has("address")
 			b.Entry = append(b.Entry, fhir.Entry{FullURL: base + "/" + c.res.Type + "/" + c.res.ID, Resource: body,
 				Search: &fhir.EntrySearch{Mode: "match"}})
 		}
@@ -561,7 +561,7 @@ func (fs *fhirSearch) bundle(r *http.Request, after, key string) (*searchPage, e
 		}
 		warnings = append(warnings, warn...)
 		for _, res := range incs {
-			out.addresses = out.addresses || res.Search["address"] != nil
+			out.addresses = out.addresses || res.Search.Has("address")
 			b.Entry = append(b.Entry, fhir.Entry{FullURL: base + "/" + res.Type + "/" + res.ID, Resource: res.Body,
 				Search: &fhir.EntrySearch{Mode: "include"}})
 		}
@@ -603,7 +603,7 @@ func (fs *fhirSearch) includes(found []candidate, seen map[string]bool) ([]*fhir
 	for _, inc := range fs.search.Include {
 		_, param, _ := strings.Cut(inc, ":")
 		for _, c := range found {
-			for _, ref := range c.res.Refs[param] {
+			for _, ref := range c.res.Refs.Get(param) {
 				if seen[ref] {
 					continue
 				}
@@ -657,7 +657,7 @@ func (fs *fhirSearch) includes(found []candidate, seen map[string]bool) ([]*fhir
 				if err != nil {
 					return nil, nil, err
 				}
-				if slices.Contains(res.Refs[param], target) {
+				if res.Refs.Contains(param, target) {
 					add(res)
 				}
 			}

@@ -98,11 +98,11 @@ func (m *Mapper) address(a *dirsvc.AddressView, typ string) *Address {
 }
 
 // searchAddress records the address's values for the address parameters.
-func (r *Resource) searchAddress(a *Address) {
-	r.Search["address"] = append(append(r.Search["address"], a.Text, a.City, a.State, a.PostalCode, a.Country), a.Line...)
-	r.Search["address-city"] = append(r.Search["address-city"], a.City)
-	r.Search["address-state"] = append(r.Search["address-state"], a.State)
-	r.Search["address-postalcode"] = append(r.Search["address-postalcode"], a.PostalCode)
+func (r *draft) searchAddress(a *Address) {
+	r.search["address"] = append(append(r.search["address"], a.Text, a.City, a.State, a.PostalCode, a.Country), a.Line...)
+	r.search["address-city"] = append(r.search["address-city"], a.City)
+	r.search["address-state"] = append(r.search["address-state"], a.State)
+	r.search["address-postalcode"] = append(r.search["address-postalcode"], a.PostalCode)
 }
 
 func nonEmpty(ss []string) []string {

@@ -45,25 +45,33 @@ func (m *Mapper) meta(t string, h dirsvc.RecordHead) *Meta {
 // instant writes a time as a FHIR instant (UTC, milliseconds).
 func instant(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
-func newResource(t, source string, h dirsvc.RecordHead) *Resource {
-	return &Resource{Type: t, ID: ResourceID(source), Source: source, LastUpdated: instant(h.LastUpdated),
-		VersionID: strconv.FormatInt(h.Version, 10), Refs: map[string][]string{}, Search: map[string][]string{}}
+// draft is a resource being mapped: its references and search values are gathered in maps, and
+// packed when it is finished.
+type draft struct {
+	Resource
+	refs, search map[string][]string
 }
 
-func (r *Resource) addRef(param string, ref *Reference) {
+func newResource(t, source string, h dirsvc.RecordHead) *draft {
+	return &draft{Resource: Resource{Type: t, ID: ResourceID(source), Source: source, LastUpdated: instant(h.LastUpdated),
+		VersionID: strconv.FormatInt(h.Version, 10)}, refs: map[string][]string{}, search: map[string][]string{}}
+}
+
+func (r *draft) addRef(param string, ref *Reference) {
 	if ref != nil {
-		r.Refs[param] = append(r.Refs[param], ref.Reference)
+		r.refs[param] = append(r.refs[param], ref.Reference)
 	}
 }
 
-func (r *Resource) finish(v any) (*Resource, error) {
+func (r *draft) finish(v any) (*Resource, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	r.Body = b
-	r.Search["_id"] = []string{r.ID}
-	return r, nil
+	r.search["_id"] = []string{r.ID}
+	r.Refs, r.Search = PackValues(r.refs), PackValues(r.search)
+	return &r.Resource, nil
 }
 
 // ownership returns the ownership extension of a record's ownership type.
@@ -99,9 +107,9 @@ func (m *Mapper) Organization(v *dirsvc.OrganisationView, leaders []dirsvc.Leade
 		}
 		o.Contact = append(o.Contact, c)
 	}
-	res.Search["name"] = []string{v.Name}
-	res.Search["active"] = []string{"true"}
-	res.Search["identifier"] = identifierValues(o.Identifier)
+	res.search["name"] = []string{v.Name}
+	res.search["active"] = []string{"true"}
+	res.search["identifier"] = identifierValues(o.Identifier)
 	return res.finish(o)
 }
 
@@ -118,13 +126,13 @@ func (m *Mapper) Location(v *dirsvc.LocationView) (*Resource, error) {
 	}
 	if v.Point != nil {
 		l.Position = &Position{Longitude: v.Point.Lon, Latitude: v.Point.Lat}
-		res.Search["near"] = []string{strconv.FormatFloat(v.Point.Lat, 'f', -1, 64) + "|" + strconv.FormatFloat(v.Point.Lon, 'f', -1, 64)}
+		res.search["near"] = []string{strconv.FormatFloat(v.Point.Lat, 'f', -1, 64) + "|" + strconv.FormatFloat(v.Point.Lon, 'f', -1, 64)}
 	}
 	l.HoursOfOperation, l.AvailabilityExcept = hoursOfOperation(v.Hours)
 	res.addRef("organization", l.ManagingOrganization)
-	res.Search["name"] = []string{v.Name}
-	res.Search["identifier"] = identifierValues(l.Identifier)
-	res.Search["organization"] = res.Refs["organization"]
+	res.search["name"] = []string{v.Name}
+	res.search["identifier"] = identifierValues(l.Identifier)
+	res.search["organization"] = res.refs["organization"]
 	return res.finish(l)
 }
 
@@ -142,9 +150,9 @@ func (m *Mapper) Endpoints(v *dirsvc.ServiceView) ([]*Resource, error) {
 			PayloadType:     []CodeableConcept{{Coding: []Coding{{System: payloadTypes, Code: "none", Display: "None"}}, Text: "Web page"}},
 			PayloadMimeType: []string{"text/html"}, Address: address}
 		res.addRef("organization", org)
-		res.Search["organization"] = res.Refs["organization"]
-		res.Search["name"] = []string{name}
-		res.Search["service"] = []string{TypeHealthcareService + "/" + ResourceID(v.PublicID)}
+		res.search["organization"] = res.refs["organization"]
+		res.search["name"] = []string{name}
+		res.search["service"] = []string{TypeHealthcareService + "/" + ResourceID(v.PublicID)}
 		r, err := res.finish(e)
 		if err != nil {
 			return err
@@ -201,7 +209,7 @@ func (m *Mapper) HealthcareService(v *dirsvc.ServiceView) (*Resource, error) {
 	res.addRef("organization", h.ProvidedBy)
 	if v.CategoryCode != nil {
 		h.Category = []CodeableConcept{{Coding: []Coding{{System: m.Canonical + CategoryPath, Code: *v.CategoryCode}}}}
-		res.Search["service-category"] = []string{m.Canonical + CategoryPath + "|" + *v.CategoryCode}
+		res.search["service-category"] = []string{m.Canonical + CategoryPath + "|" + *v.CategoryCode}
 	}
 	h.Type = []CodeableConcept{{Coding: []Coding{{System: m.Canonical + ServiceTypePath, Code: v.Type.Code, Display: v.Type.Label}}, Text: v.TypeDisplay}}
 	types := []string{m.Canonical + ServiceTypePath + "|" + v.Type.Code}
@@ -230,22 +238,22 @@ func (m *Mapper) HealthcareService(v *dirsvc.ServiceView) (*Resource, error) {
 		h.Endpoint = append(h.Endpoint, *ref)
 		res.addRef("endpoint", ref)
 	}
-	res.Search["name"] = []string{v.Name}
-	res.Search["active"] = []string{"true"}
-	res.Search["identifier"] = identifierValues(h.Identifier)
-	res.Search["service-type"] = types
-	res.Search["specialty"] = specialties
-	res.Search["organization"] = res.Refs["organization"]
-	res.Search["location"] = res.Refs["location"]
-	res.Search["endpoint"] = res.Refs["endpoint"]
+	res.search["name"] = []string{v.Name}
+	res.search["active"] = []string{"true"}
+	res.search["identifier"] = identifierValues(h.Identifier)
+	res.search["service-type"] = types
+	res.search["specialty"] = specialties
+	res.search["organization"] = res.refs["organization"]
+	res.search["location"] = res.refs["location"]
+	res.search["endpoint"] = res.refs["endpoint"]
 	// The place the caller's view puts the service at (its site's area, shown even where the
 	// street address is withheld): address-postalcode and address-state of a HealthcareService.
 	for _, a := range v.Areas {
 		if pc, ok := strings.CutPrefix(a, "postcode:"); ok {
-			res.Search["address-postalcode"] = append(res.Search["address-postalcode"], pc)
+			res.search["address-postalcode"] = append(res.search["address-postalcode"], pc)
 		}
 		if st, ok := strings.CutPrefix(a, "state:"); ok {
-			res.Search["address-state"] = append(res.Search["address-state"], strings.ToUpper(st))
+			res.search["address-state"] = append(res.search["address-state"], strings.ToUpper(st))
 		}
 	}
 	return res.finish(h)
@@ -280,9 +288,9 @@ func (m *Mapper) Practitioner(v *dirsvc.PractitionerView) (*Resource, error) {
 	for _, l := range v.Languages {
 		p.Communication = append(p.Communication, CodeableConcept{Coding: []Coding{{System: bcp47, Code: l}}})
 	}
-	res.Search["name"] = []string{v.Name.Text, v.Name.Given, v.Name.Family}
-	res.Search["active"] = []string{"true"}
-	res.Search["identifier"] = identifierValues(p.Identifier)
+	res.search["name"] = []string{v.Name.Text, v.Name.Given, v.Name.Family}
+	res.search["active"] = []string{"true"}
+	res.search["identifier"] = identifierValues(p.Identifier)
 	return res.finish(p)
 }
 
@@ -300,7 +308,7 @@ func (m *Mapper) PractitionerRole(v *dirsvc.RoleView) (*Resource, error) {
 	}
 	for _, lt := range v.Specialties {
 		pr.Specialty = append(pr.Specialty, CodeableConcept{Coding: []Coding{{System: m.Canonical + LocalTypePath, Code: lt.ID, Display: lt.Label}}})
-		res.Search["specialty"] = append(res.Search["specialty"], m.Canonical+LocalTypePath+"|"+lt.ID)
+		res.search["specialty"] = append(res.search["specialty"], m.Canonical+LocalTypePath+"|"+lt.ID)
 	}
 	if v.Location != nil {
 		if r := m.ref(dirsvc.KindLocation, *v.Location); r != nil {
@@ -314,9 +322,9 @@ func (m *Mapper) PractitionerRole(v *dirsvc.RoleView) (*Resource, error) {
 	}
 	res.addRef("practitioner", pr.Practitioner)
 	res.addRef("organization", pr.Organization)
-	res.Search["active"] = []string{strconv.FormatBool(v.Active)}
+	res.search["active"] = []string{strconv.FormatBool(v.Active)}
 	for _, p := range []string{"practitioner", "organization", "location", "service"} {
-		res.Search[p] = res.Refs[p]
+		res.search[p] = res.refs[p]
 	}
 	return res.finish(pr)
 }

@@ -491,7 +491,7 @@ func (c *Criterion) matches(r *Resource) bool {
 		}
 		return false
 	case "near":
-		have := r.Search["near"]
+		have := r.Search.Get("near")
 		if len(have) == 0 {
 			return false
 		}
@@ -505,15 +505,17 @@ func (c *Criterion) matches(r *Resource) bool {
 		}
 		return false
 	}
-	have := r.Search[c.Param.Name]
-	for _, want := range c.Values {
-		for _, h := range have {
+	found := false
+	r.Search.Each(c.Param.Name, func(h string) bool {
+		for _, want := range c.Values {
 			if c.valueMatches(want, h) {
-				return true
+				found = true
+				return false
 			}
 		}
-	}
-	return false
+		return true
+	})
+	return found
 }
 
 func (c *Criterion) valueMatches(want, have string) bool {

@@ -257,9 +257,9 @@ type Resource struct {
 	VersionID   string
 	// Refs are the resources it refers to, by search parameter name (organization, location,
 	// practitioner, service, endpoint), as "Type/id".
-	Refs map[string][]string
+	Refs Values
 	// Body is the resource's JSON.
 	Body json.RawMessage
 	// Search holds the values each search parameter of the type matches on this resource.
-	Search map[string][]string
+	Search Values
 }

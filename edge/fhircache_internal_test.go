@@ -1,0 +1,85 @@
+package edge
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/dirsvc/dirsvc/fhir"
+)
+
+func testEntry(id string, body string) *fhirCacheEntry {
+	return &fhirCacheEntry{
+		res: &fhir.Resource{Type: fhir.TypeHealthcareService, ID: fhir.ResourceID(id), Source: id, LastUpdated: "2026-11-23T00:00:00.000Z",
+			VersionID: "3", Refs: fhir.PackValues(map[string][]string{"location": {"Location/loc-1"}}),
+			Search: fhir.PackValues(map[string][]string{"name": {"Clinic " + id}}), Body: []byte(body)},
+		refs:    fhir.PackValues(map[string][]string{"true": {"loc_1"}, "false": {"org_2"}}),
+		checked: fhirChecked{epoch: 2, gen: 7, viewer: "public{}"},
+	}
+}
+
+// TestFHIRCacheGivesBackWhatWasKept keeps an entry and reads it back whole, under its own key only.
+func TestFHIRCacheGivesBackWhatWasKept(t *testing.T) {
+	c := newFHIRCache()
+	k := fhirCacheKey{dir: "demo", id: "svc_a", etag: `"e1"`}
+	want := testEntry("svc_a", `{"resourceType":"HealthcareService","id":"svc-a"}`)
+	c.put(k, want)
+	got := c.get(k)
+	if got == nil {
+		t.Fatal("an entry kept is not found")
+	}
+	if got.checked != want.checked || got.refs != want.refs || string(got.res.Body) != string(want.res.Body) ||
+		got.res.Type != want.res.Type || got.res.ID != want.res.ID || got.res.Source != want.res.Source ||
+		got.res.LastUpdated != want.res.LastUpdated || got.res.VersionID != want.res.VersionID ||
+		got.res.Refs != want.res.Refs || got.res.Search != want.res.Search {
+		t.Errorf("got %+v %+v, want %+v %+v", got, got.res, want, want.res)
+	}
+	for _, other := range []fhirCacheKey{{"demo", "svc_a", `"e2"`}, {"demo", "svc_b", `"e1"`}, {"other", "svc_a", `"e1"`}} {
+		if c.get(other) != nil {
+			t.Errorf("%+v finds the entry of %+v", other, k)
+		}
+	}
+	// An entry kept again replaces the first.
+	again := testEntry("svc_a", `{"resourceType":"HealthcareService","id":"svc-a","name":"b"}`)
+	again.checked.gen = 8
+	c.put(k, again)
+	if got := c.get(k); got == nil || got.checked.gen != 8 || string(got.res.Body) != string(again.res.Body) {
+		t.Errorf("the entry kept again is not the one found: %+v", got)
+	}
+}
+
+// TestFHIRCacheStaysInItsBudget keeps three times as many bytes of entries as the budget: the
+// chunks held stay within it, the newest entries are all found and the oldest were dropped.
+func TestFHIRCacheStaysInItsBudget(t *testing.T) {
+	c := newFHIRCache()
+	random := make([]byte, 3000) // a body that compression does not shrink away
+	rand.New(rand.NewSource(1)).Read(random)
+	body := `{"resourceType":"HealthcareService","comment":"` + base64.StdEncoding.EncodeToString(random) + `"}`
+	key := func(i int) fhirCacheKey {
+		return fhirCacheKey{dir: "demo", id: fmt.Sprintf("svc_%06d", i), etag: `"1"`}
+	}
+	size := len(encodeFHIREntry(key(0), testEntry(key(0).id, body)))
+	n := 3 * fhirCacheBudget / size
+	for i := range n {
+		c.put(key(i), testEntry(key(i).id, body))
+	}
+	held := 0
+	for i := range c.shards {
+		for _, g := range c.shards[i].gens {
+			held += len(g.chunks) * fhirCacheChunk
+		}
+	}
+	if held > fhirCacheBudget {
+		t.Errorf("the cache holds %d bytes of chunks, over its budget of %d", held, fhirCacheBudget)
+	}
+	if c.get(key(0)) != nil {
+		t.Error("the first entry of three budgets' worth is still kept")
+	}
+	// The last half budget's worth is in every part's newest generations.
+	for i := n - fhirCacheBudget/2/size; i < n; i++ {
+		if c.get(key(i)) == nil {
+			t.Fatalf("entry %d of the last %d is not kept", i, n)
+		}
+	}
+}
