@@ -3,6 +3,7 @@ package dirsvc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math"
 	"strconv"
 )
@@ -25,7 +26,8 @@ func CardPrefix(c *ResultCard) ([]byte, error) {
 	if err != nil || !bytes.HasSuffix(b, []byte(cardTail)) {
 		return nil, err
 	}
-	return b[:len(b)-len(cardTail):len(b)-len(cardTail)], nil
+	n := len(b) - len(cardTail)
+	return b[:n:n], nil
 }
 
 // AppendCard appends to dst the card whose CardPrefix is prefix, with its distance (nil: none) and
@@ -33,8 +35,10 @@ func CardPrefix(c *ResultCard) ([]byte, error) {
 func AppendCard(dst, prefix []byte, distanceKm *float64, status OpenStatus) ([]byte, error) {
 	dst = append(dst, prefix...)
 	if distanceKm != nil {
-		dst = append(dst, `"distanceKm":`...)
-		dst = appendJSONFloat(dst, *distanceKm)
+		var err error
+		if dst, err = AppendJSONFloat(append(dst, `"distanceKm":`...), *distanceKm); err != nil {
+			return nil, err
+		}
 		dst = append(dst, ',')
 	}
 	st, err := json.Marshal(status)
@@ -46,20 +50,25 @@ func AppendCard(dst, prefix []byte, distanceKm *float64, status OpenStatus) ([]b
 	return append(dst, '}'), nil
 }
 
-// appendJSONFloat appends f as encoding/json encodes a float64 (finite: a distance).
-func appendJSONFloat(dst []byte, f float64) []byte {
-	abs := math.Abs(f)
+// errJSONFloat is the error of a number JSON cannot hold.
+var errJSONFloat = errors.New("a number JSON cannot hold")
+
+// AppendJSONFloat appends f as encoding/json encodes a float64; an error for an infinity or NaN,
+// which JSON cannot hold.
+func AppendJSONFloat(dst []byte, f float64) ([]byte, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return nil, errJSONFloat
+	}
 	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'
 	}
-	start := len(dst)
 	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' { // clean up e-09 to e-9, as encoding/json does
-		if n := len(dst) - start; n >= 4 && dst[len(dst)-4] == 'e' && dst[len(dst)-3] == '-' && dst[len(dst)-2] == '0' {
-			dst[len(dst)-2] = dst[len(dst)-1]
-			dst = dst[:len(dst)-1]
+	if format == 'e' { // e-09 as e-9, as encoding/json writes it
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
 		}
 	}
-	return dst
+	return dst, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/quick"
+
+	"github.com/dirsvc/dirsvc"
 )
 
 // awkwardTexts are texts that encoding/json and encoding/csv write in some special way.
@@ -34,19 +36,19 @@ func TestJSONWritersAgreeWithEncodingJSON(t *testing.T) {
 	}
 	checkFloat := func(f float64) bool {
 		want, _ := json.Marshal(f)
-		got, err := appendJSONFloat(nil, f)
+		got, err := dirsvc.AppendJSONFloat(nil, f)
 		return err == nil && bytes.Equal(got, want)
 	}
 	for _, f := range []float64{0, -0.0, 1, -1, 151.2093, -33.8688, 1e-6, 9.99e-7, 1e-7, 1e20, 1e21, 123456789e15, math.MaxFloat64, math.SmallestNonzeroFloat64} {
 		if !checkFloat(f) {
-			got, _ := appendJSONFloat(nil, f)
+			got, _ := dirsvc.AppendJSONFloat(nil, f)
 			t.Errorf("%v: %s, encoding/json %s", f, got, must(json.Marshal(f)))
 		}
 	}
 	if err := quick.Check(checkFloat, &quick.Config{MaxCount: 20000}); err != nil {
 		t.Error(err)
 	}
-	if _, err := appendJSONFloat(nil, math.NaN()); err == nil {
+	if _, err := dirsvc.AppendJSONFloat(nil, math.NaN()); err == nil {
 		t.Error("NaN written")
 	}
 	lat, lon := -33.8688, 151.2093

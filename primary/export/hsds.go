@@ -3,8 +3,6 @@ package export
 import (
 	"context"
 	"crypto/sha1"
-	"errors"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -264,7 +262,7 @@ func (l *hsdsLocation) appendJSON(b []byte) ([]byte, error) {
 			continue
 		}
 		var err error
-		if b, err = appendJSONFloat(jsonMember(b, c.name), *c.v); err != nil {
+		if b, err = dirsvc.AppendJSONFloat(jsonMember(b, c.name), *c.v); err != nil {
 			return nil, err
 		}
 	}
@@ -523,25 +521,3 @@ var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
 	}
 	return safe
 }()
-
-var errJSONFloat = errors.New("a number JSON cannot hold")
-
-// appendJSONFloat appends a float64 as encoding/json writes it.
-func appendJSONFloat(dst []byte, f float64) ([]byte, error) {
-	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil, errJSONFloat
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' {
-		// e-09 as e-9
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-	}
-	return dst, nil
-}
