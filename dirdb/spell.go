@@ -1,8 +1,10 @@
 package dirdb
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -12,9 +14,20 @@ import (
 // an index of their one-letter deletions: a word a letter away from a term (a letter missing, extra,
 // changed, or two letters swapped) shares a deletion with it.
 type vocabulary struct {
-	docs    map[string]int
-	terms   []string // sorted
-	deletes map[string][]string
+	docs  map[string]int
+	terms []string // sorted
+	// The deletions of the terms of minCorrected letters or more, by their hash (under seed), sorted:
+	// an audience's vocabulary is tens of thousands of terms, and its deletions held as strings were
+	// hundreds of thousands of small objects that every garbage collection marked. A deletion that
+	// shares its hash with another word's only adds a candidate, which correct checks like any other.
+	seed    maphash.Seed
+	deletes []deletion
+}
+
+// deletion is a term (its index in vocabulary.terms) with one of its letters left out (its hash).
+type deletion struct {
+	hash uint64
+	term int32
 }
 
 // minCorrected is the shortest word spelling correction changes: shorter words are too often
@@ -28,7 +41,7 @@ func (d *Directory) loadVocabulary(ctx context.Context, bit int64) (*vocabulary,
 		return nil, fmt.Errorf("read the vocabulary: %w", err)
 	}
 	defer rows.Close()
-	v := &vocabulary{docs: map[string]int{}, deletes: map[string][]string{}}
+	v := &vocabulary{docs: map[string]int{}}
 	for rows.Next() {
 		var term string
 		var n int
@@ -37,14 +50,41 @@ func (d *Directory) loadVocabulary(ctx context.Context, bit int64) (*vocabulary,
 		}
 		v.docs[term] = n
 		v.terms = append(v.terms, term)
-		if utf8.RuneCountInString(term) >= minCorrected {
-			for _, del := range deletions(term) {
-				v.deletes[del] = append(v.deletes[del], term)
-			}
-		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	slices.Sort(v.terms)
-	return v, rows.Err()
+	v.indexDeletions()
+	return v, nil
+}
+
+// indexDeletions makes the index of the terms' deletions.
+func (v *vocabulary) indexDeletions() {
+	v.seed, v.deletes = maphash.MakeSeed(), v.deletes[:0]
+	var del []byte
+	for i, t := range v.terms {
+		if utf8.RuneCountInString(t) < minCorrected {
+			continue
+		}
+		for at := 0; at < len(t); {
+			_, size := utf8.DecodeRuneInString(t[at:])
+			del = append(append(del[:0], t[:at]...), t[at+size:]...)
+			v.deletes = append(v.deletes, deletion{maphash.Bytes(v.seed, del), int32(i)})
+			at += size
+		}
+	}
+	slices.SortFunc(v.deletes, func(a, b deletion) int { return cmp.Compare(a.hash, b.hash) })
+}
+
+// deletedTo calls fn with each term that del is a deletion of (and, rarely, a term of a deletion
+// with the same hash).
+func (v *vocabulary) deletedTo(del string, fn func(term string)) {
+	h := maphash.String(v.seed, del)
+	i, _ := slices.BinarySearchFunc(v.deletes, h, func(d deletion, h uint64) int { return cmp.Compare(d.hash, h) })
+	for ; i < len(v.deletes) && v.deletes[i].hash == h; i++ {
+		fn(v.terms[v.deletes[i].term])
+	}
 }
 
 // deletions returns the word with each one of its letters left out.
@@ -74,16 +114,12 @@ func (v *vocabulary) correct(word string, typing bool) string {
 		}
 	}
 	consider(word)
-	for _, t := range v.deletes[word] { // a letter extra in the word
-		consider(t)
-	}
+	v.deletedTo(word, consider) // a letter extra in the word
 	for _, del := range deletions(word) {
 		if v.docs[del] > 0 { // a letter missing in the word
 			consider(del)
 		}
-		for _, t := range v.deletes[del] { // a letter changed, or two swapped
-			consider(t)
-		}
+		v.deletedTo(del, consider) // a letter changed, or two swapped
 	}
 	return best
 }
