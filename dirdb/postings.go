@@ -68,6 +68,23 @@ type postingGroups struct {
 	orgs     []int32
 	best     []int32
 	services []int
+	// Each organisation's services, as places in the summary's order (ascending), one organisation
+	// after another: organisation i's are members[memberAt[i]:memberAt[i+1]].
+	members  []int32
+	memberAt []int32
+}
+
+// onPage returns, in the summary's order, the places of the first want services of organisations
+// from to to (the grouped answer's page): each organisation gives at most want of its own, in order,
+// so the first want of them all are among those.
+func (g *postingGroups) onPage(from, to, want int) []int32 {
+	var places []int32
+	for i := from; i < to; i++ {
+		own := g.members[g.memberAt[i]:g.memberAt[i+1]]
+		places = append(places, own[:min(len(own), want)]...)
+	}
+	slices.Sort(places)
+	return places[:min(len(places), want)]
 }
 
 // groupsOf returns the posting's organisations for the index's state, making them the first time
@@ -78,7 +95,8 @@ func (idx *searchIndex) groupsOf(p *posting, sum *postingSummary) *postingGroups
 	}
 	g := &postingGroups{gen: sum.gen}
 	at := map[int32]int{}
-	for _, o := range sum.order {
+	group := make([]int32, len(sum.order)) // by place, its organisation's index in g.orgs
+	for place, o := range sum.order {
 		org := idx.org[o]
 		i, ok := at[org]
 		if !ok {
@@ -87,6 +105,17 @@ func (idx *searchIndex) groupsOf(p *posting, sum *postingSummary) *postingGroups
 			g.orgs, g.best, g.services = append(g.orgs, org), append(g.best, o), append(g.services, 0)
 		}
 		g.services[i]++
+		group[place] = int32(i)
+	}
+	g.memberAt = make([]int32, len(g.orgs)+1)
+	for i, n := range g.services {
+		g.memberAt[i+1] = g.memberAt[i] + int32(n)
+	}
+	g.members = make([]int32, len(sum.order))
+	next := slices.Clone(g.memberAt[:len(g.orgs)])
+	for place, i := range group {
+		g.members[next[i]] = int32(place)
+		next[i]++
 	}
 	p.grouped.Store(g)
 	return g

@@ -71,3 +71,25 @@ func BenchmarkSearchWarm(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchGrouped measures searches of common words grouped by organisation (the first page
+// of 20 organisations with their services), warm, on a generated directory (-search-services).
+func BenchmarkSearchGrouped(b *testing.B) {
+	d := generated(b, *searchServices)
+	ctx := context.Background()
+	pub := dirsvc.Viewer{Audience: dirsvc.Public}
+	words := []string{"clinic", "medical", "counselling", "family", "health", "care"}
+	for _, w := range words { // warm: the index, and each word's posting
+		if _, err := d.SearchServices(ctx, pub, dirsvc.SearchQuery{Text: w, ByOrganisation: true, Limit: 20}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	for b.Loop() {
+		res, err := d.SearchServices(ctx, pub, dirsvc.SearchQuery{Text: words[i%len(words)], ByOrganisation: true, Limit: 20})
+		if err != nil || len(res.Organisations) == 0 {
+			b.Fatal(err, len(res.Organisations))
+		}
+		i++
+	}
+}

@@ -906,22 +906,13 @@ func (idx *searchIndex) summaryAnswer(q *dirsvc.SearchQuery, p *posting, res dir
 	g := idx.groupsOf(p, sum)
 	res.ServiceTotal, res.Total = sum.total, len(g.orgs)
 	from, to := min(q.Offset, len(g.orgs)), min(len(g.orgs), q.Offset+q.Limit)
-	onPage, want := map[int32]bool{}, 0
 	for i := from; i < to; i++ {
 		m := idx.byOrd[g.best[i]]
 		res.Organisations = append(res.Organisations, dirsvc.SearchOrganisation{PublicID: m.Organisation, Name: m.OrgName, Services: g.services[i]})
-		onPage[g.orgs[i]] = true
-		want += g.services[i]
 	}
-	// The page's organisations' services, in order, until all of them (or maxGroupedHits) are met.
-	want = min(want, maxGroupedHits)
-	for _, o := range sum.order {
-		if len(res.Hits) == want {
-			break
-		}
-		if onPage[idx.org[o]] {
-			hit(o)
-		}
+	// The page's organisations' services, in order, all of them or the first maxGroupedHits.
+	for _, place := range g.onPage(from, to, maxGroupedHits) {
+		hit(sum.order[place])
 	}
 	return res, docs
 }
