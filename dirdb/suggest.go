@@ -197,14 +197,21 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestL
 			orgNames[m.Organisation] = m.OrgName
 		}
 	}
+	// A kept list lives as long as the index's state, and every garbage collection marks it: each
+	// candidate's search and folded label are one string, and the candidates' words one array.
 	var out []candidate
+	var words []string
+	var wordsEnd []int
 	add := func(s []dirsvc.Suggestion) {
 		s = slices.DeleteFunc(s, func(x dirsvc.Suggestion) bool { return x.Services == 0 })
 		slices.SortFunc(s, func(a, b dirsvc.Suggestion) int {
 			return cmp.Or(b.Services-a.Services, strings.Compare(a.Label, b.Label), strings.Compare(a.Search, b.Search))
 		})
 		for _, x := range s {
-			out = append(out, candidate{x, strings.Fields(dirsvc.FoldName(x.Label))})
+			text := x.Search + dirsvc.FoldName(x.Label)
+			x.Search = text[:len(x.Search)]
+			words = append(words, strings.Fields(text[len(x.Search):])...)
+			out, wordsEnd = append(out, candidate{Suggestion: x}), append(wordsEnd, len(words))
 		}
 	}
 	var ts []dirsvc.Suggestion
@@ -227,6 +234,13 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestL
 			Search: "q=" + url.QueryEscape(name), Services: orgs[id]})
 	}
 	add(orgList)
+	for i := range out {
+		start := 0
+		if i > 0 {
+			start = wordsEnd[i-1]
+		}
+		out[i].words = words[start:wordsEnd[i]:wordsEnd[i]]
+	}
 	list = newSuggestList(out, !v.Narrowing.Narrowed())
 	if !v.Narrowing.Narrowed() && idx.gen == gen {
 		idx.vmu.Lock()
