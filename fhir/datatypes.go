@@ -43,13 +43,16 @@ func (m *Mapper) identifiers(ids []dirsvc.IdentifierView) []Identifier {
 	return out
 }
 
-// identifierValues are the system|value pairs of identifiers, for the identifier parameter.
-func identifierValues(ids []Identifier) []string {
+// setIdentifiers sets the values of the identifier parameter: the system|value pairs of ids.
+func (r *draft) setIdentifiers(ids []Identifier) {
+	if r.search == nil {
+		return
+	}
 	out := make([]string, 0, len(ids))
 	for _, i := range ids {
 		out = append(out, i.System+"|"+i.Value)
 	}
-	return out
+	r.search["identifier"] = out
 }
 
 // telecomOf maps a contact kind to a ContactPoint system and use.
@@ -99,6 +102,9 @@ func (m *Mapper) address(a *dirsvc.AddressView, typ string) *Address {
 
 // searchAddress records the address's values for the address parameters.
 func (r *draft) searchAddress(a *Address) {
+	if r.search == nil {
+		return
+	}
 	r.search["address"] = append(append(r.search["address"], a.Text, a.City, a.State, a.PostalCode, a.Country), a.Line...)
 	r.search["address-city"] = append(r.search["address-city"], a.City)
 	r.search["address-state"] = append(r.search["address-state"], a.State)

@@ -178,7 +178,7 @@ func newFHIRWriter(r *run, readable func(id string) bool) *fhirWriter {
 		types[t] = true
 	}
 	return &fhirWriter{run: r, types: types, files: map[string]*partFile{},
-		mapper: &fhir.Mapper{Country: r.info.Country, Canonical: fhir.Canonical(r.baseURL), Readable: readable}}
+		mapper: &fhir.Mapper{Country: r.info.Country, Canonical: fhir.Canonical(r.baseURL), Readable: readable, BodiesOnly: true}}
 }
 
 // FHIRFileName is the name of the NDJSON file of a resource type.
