@@ -162,10 +162,11 @@ func availableTimes(h *dirsvc.OpeningHours) ([]AvailableTime, []NotAvailable, st
 	if h.Always {
 		out = append(out, AvailableTime{DaysOfWeek: days, AllDay: true})
 	}
+	zone := tz(h.TimeZone) // one for all the times (the same JSON each time)
 	for _, d := range h.Weekly {
 		for _, iv := range d.Intervals {
 			out = append(out, AvailableTime{DaysOfWeek: []string{d.Day}, AvailableStartTime: fhirTime(iv.Open),
-				XAvailableStartTime: tz(h.TimeZone), AvailableEndTime: fhirTime(iv.Close), XAvailableEndTime: tz(h.TimeZone)})
+				XAvailableStartTime: zone, AvailableEndTime: fhirTime(iv.Close), XAvailableEndTime: zone})
 		}
 	}
 	var na []NotAvailable
@@ -190,10 +191,11 @@ func hoursOfOperation(h *dirsvc.OpeningHours) ([]HoursOfOperation, string) {
 	if h.Always {
 		out = append(out, HoursOfOperation{DaysOfWeek: days, AllDay: true})
 	}
+	zone := tz(h.TimeZone)
 	for _, d := range h.Weekly {
 		for _, iv := range d.Intervals {
 			out = append(out, HoursOfOperation{DaysOfWeek: []string{d.Day}, OpeningTime: fhirTime(iv.Open),
-				XOpeningTime: tz(h.TimeZone), ClosingTime: fhirTime(iv.Close), XClosingTime: tz(h.TimeZone)})
+				XOpeningTime: zone, ClosingTime: fhirTime(iv.Close), XClosingTime: zone})
 		}
 	}
 	return out, exceptions(h)

@@ -39,11 +39,7 @@ func (m *Mapper) ref(kind dirsvc.Kind, r dirsvc.Ref) *Reference {
 }
 
 func (m *Mapper) meta(t string, h dirsvc.RecordHead) *Meta {
-	mt := &Meta{VersionID: strconv.FormatInt(h.Version, 10), LastUpdated: instant(h.LastUpdated)}
-	if p := ProfileOf(m.Country, t); p != "" {
-		mt.Profile = []string{p}
-	}
-	return mt
+	return &Meta{VersionID: strconv.FormatInt(h.Version, 10), LastUpdated: instant(h.LastUpdated), Profile: profileLists[m.Country][t]}
 }
 
 // instant writes a time as a FHIR instant (UTC, milliseconds).

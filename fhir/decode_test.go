@@ -1,0 +1,102 @@
+package fhir
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// randomize fills v (settable) with random values: every exported member, texts among awkward
+// ones, lists of up to three, pointers nil or not, times at random milliseconds.
+func randomize(rnd *rand.Rand, v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if rnd.Intn(2) == 0 {
+			v.SetString(awkwardTexts[rnd.Intn(len(awkwardTexts))])
+		} else {
+			v.SetString(string(rune('a'+rnd.Intn(26))) + "x")
+		}
+	case reflect.Bool:
+		v.SetBool(rnd.Intn(2) == 0)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(rnd.Int63n(1000))
+	case reflect.Float64:
+		v.SetFloat(rnd.Float64()*360 - 180)
+	case reflect.Pointer:
+		if rnd.Intn(4) > 0 {
+			v.Set(reflect.New(v.Type().Elem()))
+			randomize(rnd, v.Elem())
+		}
+	case reflect.Slice:
+		if n := rnd.Intn(4); n > 0 {
+			v.Set(reflect.MakeSlice(v.Type(), n, n))
+			for i := range n {
+				randomize(rnd, v.Index(i))
+			}
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.UnixMilli(rnd.Int63n(1 << 42)).UTC()))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				randomize(rnd, v.Field(i))
+			}
+		}
+	}
+}
+
+// TestMapperDecodesWhatTheMappingReads maps random views of every kind decoded in full and decoded
+// by a mapper that makes bodies only: the bodies must be the same, so the members such a mapper
+// leaves out are none that the mapping reads.
+func TestMapperDecodesWhatTheMappingReads(t *testing.T) {
+	rnd := rand.New(rand.NewSource(1))
+	full := &Mapper{Country: "AU", Canonical: "https://d.example/fhir"}
+	bodies := &Mapper{Country: "AU", Canonical: "https://d.example/fhir", BodiesOnly: true}
+	kinds := map[dirsvc.Kind]reflect.Type{
+		dirsvc.KindOrganisation: reflect.TypeFor[dirsvc.OrganisationView](), dirsvc.KindLocation: reflect.TypeFor[dirsvc.LocationView](),
+		dirsvc.KindService: reflect.TypeFor[dirsvc.ServiceView](), dirsvc.KindPractitioner: reflect.TypeFor[dirsvc.PractitionerView](),
+		dirsvc.KindRole: reflect.TypeFor[dirsvc.RoleView](),
+	}
+	mapAll := func(m *Mapper, kind dirsvc.Kind, body []byte) []byte {
+		v, err := m.DecodeView(kind, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.Map(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := bytes.Clone(res.Body)
+		if sv, ok := v.(*dirsvc.ServiceView); ok {
+			eps, err := m.Endpoints(sv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ep := range eps {
+				out = append(append(out, '\n'), ep.Body...)
+			}
+		}
+		return out
+	}
+	for range 2000 {
+		for kind, typ := range kinds {
+			v := reflect.New(typ)
+			randomize(rnd, v.Elem())
+			body, err := json.Marshal(v.Interface())
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, got := mapAll(full, kind, body), mapAll(bodies, kind, body)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s view %s\nmapped from the full view:\n%s\nfrom the mapper's decoding:\n%s", kind, body, want, got)
+			}
+		}
+	}
+}
