@@ -35,11 +35,28 @@ func (m *Mapper) ref(kind dirsvc.Kind, r dirsvc.Ref) *Reference {
 	if !m.readable(r.PublicID) {
 		return nil
 	}
-	return &Reference{Reference: TypeOf(kind) + "/" + ResourceID(r.PublicID), Display: r.Name}
+	return &Reference{Reference: reference(TypeOf(kind), r.PublicID), Display: r.Name}
 }
 
 func (m *Mapper) meta(t string, h dirsvc.RecordHead) *Meta {
 	return &Meta{VersionID: strconv.FormatInt(h.Version, 10), LastUpdated: instant(h.LastUpdated), Profile: profileLists[m.Country][t]}
+}
+
+// reference returns the reference "Type/id" to the resource of type t made from the record
+// publicID, made in one piece.
+func reference(t, publicID string) string {
+	var b strings.Builder
+	b.Grow(len(t) + 1 + len(publicID))
+	b.WriteString(t)
+	b.WriteByte('/')
+	for i := range len(publicID) {
+		if c := publicID[i]; c == '_' {
+			b.WriteByte('-')
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // instant writes a time as a FHIR instant (UTC, milliseconds).
@@ -182,6 +199,9 @@ func (m *Mapper) Location(v *dirsvc.LocationView) (*Resource, error) {
 
 // Endpoints returns the Endpoints of a service's view (see the package documentation).
 func (m *Mapper) Endpoints(v *dirsvc.ServiceView) ([]*Resource, error) {
+	if endpointCount(v) == 0 {
+		return nil, nil
+	}
 	var out []*Resource
 	org := m.ref(dirsvc.KindOrganisation, v.Organisation)
 	add := func(name, address string) error {
@@ -196,7 +216,7 @@ func (m *Mapper) Endpoints(v *dirsvc.ServiceView) ([]*Resource, error) {
 		res.addRef("organization", org)
 		res.set("organization", res.refs["organization"]...)
 		res.set("name", name)
-		res.set("service", TypeHealthcareService+"/"+ResourceID(v.PublicID))
+		res.set("service", reference(TypeHealthcareService, v.PublicID))
 		r, err := res.finish(&e)
 		if err != nil {
 			return err
