@@ -11,14 +11,25 @@ import (
 	"github.com/dirsvc/dirsvc"
 )
 
+// domainTexts are values the mapping gives a meaning to (codes, kinds, times, areas, countries).
+var domainTexts = []string{
+	dirsvc.AppointmentRequired, dirsvc.AppointmentNotRequired, string(dirsvc.ContactPhone), string(dirsvc.ContactMobile),
+	string(dirsvc.ContactFax), string(dirsvc.ContactSMS), string(dirsvc.ContactEmail), string(dirsvc.ContactWebsite),
+	dirsvc.IdentHPIO, dirsvc.IdentHPII, dirsvc.IdentAhpra, dirsvc.IdentABN, "09:00", "24:00", "closed", "open", "hours",
+	"postcode:2000", "state:nsw", "AU", "NZ", "Qld", "4000", "woman", "man", "mon", "sun", "private",
+}
+
 // randomize fills v (settable) with random values: every exported member, texts among awkward
 // ones, lists of up to three, pointers nil or not, times at random milliseconds.
 func randomize(rnd *rand.Rand, v reflect.Value) {
 	switch v.Kind() {
 	case reflect.String:
-		if rnd.Intn(2) == 0 {
+		switch rnd.Intn(3) {
+		case 0:
 			v.SetString(awkwardTexts[rnd.Intn(len(awkwardTexts))])
-		} else {
+		case 1:
+			v.SetString(domainTexts[rnd.Intn(len(domainTexts))])
+		default:
 			v.SetString(string(rune('a'+rnd.Intn(26))) + "x")
 		}
 	case reflect.Bool:
@@ -96,6 +107,49 @@ func TestMapperDecodesWhatTheMappingReads(t *testing.T) {
 			want, got := mapAll(full, kind, body), mapAll(bodies, kind, body)
 			if !bytes.Equal(got, want) {
 				t.Fatalf("%s view %s\nmapped from the full view:\n%s\nfrom the mapper's decoding:\n%s", kind, body, want, got)
+			}
+		}
+	}
+}
+
+// TestMapperDecodingRefusesBrokenViews: a view cut anywhere, or with a byte changed, is refused or
+// decoded, never a panic; cut short it is always refused.
+func TestMapperDecodingRefusesBrokenViews(t *testing.T) {
+	rnd := rand.New(rand.NewSource(2))
+	m := &Mapper{BodiesOnly: true}
+	for _, kind := range []dirsvc.Kind{dirsvc.KindOrganisation, dirsvc.KindLocation, dirsvc.KindService, dirsvc.KindPractitioner, dirsvc.KindRole} {
+		for range 20 {
+			var v any
+			switch kind {
+			case dirsvc.KindOrganisation:
+				v = new(dirsvc.OrganisationView)
+			case dirsvc.KindLocation:
+				v = new(dirsvc.LocationView)
+			case dirsvc.KindService:
+				v = new(dirsvc.ServiceView)
+			case dirsvc.KindPractitioner:
+				v = new(dirsvc.PractitionerView)
+			case dirsvc.KindRole:
+				v = new(dirsvc.RoleView)
+			}
+			randomize(rnd, reflect.ValueOf(v).Elem())
+			body, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := m.DecodeView(kind, body); err != nil {
+				t.Fatalf("%s: %v in %s", kind, err, body)
+			}
+			for n := range len(body) {
+				if _, err := m.DecodeView(kind, body[:n]); err == nil {
+					t.Fatalf("%s cut to %s decoded", kind, body[:n])
+				}
+			}
+			for range 200 {
+				b := bytes.Clone(body)
+				const bytesOfJSON = "{}[]\",:\\ 0-tfnx"
+				b[rnd.Intn(len(b))] = bytesOfJSON[rnd.Intn(len(bytesOfJSON))]
+				m.DecodeView(kind, b) // must not panic
 			}
 		}
 	}
