@@ -1,9 +1,9 @@
 package fhir
 
 import (
-	"bytes"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -22,7 +22,7 @@ import (
 // (compact, valid); the reader does not check the commas and colons between values (it skips them
 // as it skips spaces), and checks the rest: strings, numbers, literals and nesting.
 type viewReader struct {
-	b   []byte
+	b   string // the view: every string decoded without escapes is a piece of it, made without a copy
 	i   int
 	err error
 }
@@ -34,7 +34,7 @@ var (
 
 // decodeMapped decodes the members of a view of kind that the mapping reads.
 func decodeMapped(kind dirsvc.Kind, body []byte) (any, error) {
-	r := &viewReader{b: body}
+	r := &viewReader{b: string(body)}
 	var v any
 	switch kind {
 	case dirsvc.KindOrganisation:
@@ -78,16 +78,16 @@ func (r *viewReader) peek() byte {
 }
 
 // value reads the next string, number or literal, as it is written (a string with its quotes).
-func (r *viewReader) value() []byte {
+func (r *viewReader) value() string {
 	c := r.peek()
 	start := r.i
 	switch {
 	case c == '"':
 		for r.i++; ; {
-			q := bytes.IndexByte(r.b[r.i:], '"')
+			q := strings.IndexByte(r.b[r.i:], '"')
 			if q < 0 {
 				r.fail(errViewEnd)
-				return nil
+				return ""
 			}
 			r.i += q + 1
 			escapes := 0 // the backslashes before the quote: an odd number escapes it
@@ -100,10 +100,10 @@ func (r *viewReader) value() []byte {
 		}
 	case c == 0:
 		r.fail(errViewEnd)
-		return nil
+		return ""
 	case c == '{' || c == '[' || c == '}' || c == ']':
 		r.fail(errViewJSON)
-		return nil
+		return ""
 	}
 	for r.i < len(r.b) {
 		switch r.b[r.i] {
@@ -118,7 +118,7 @@ func (r *viewReader) value() []byte {
 // literal reads true, false or null: 't', 'f' or 'n'.
 func (r *viewReader) literal() byte {
 	v := r.value()
-	switch string(v) {
+	switch v {
 	case "true", "false", "null":
 		return v[0]
 	}
@@ -138,7 +138,7 @@ func (r *viewReader) null() bool {
 func (r *viewReader) skip() {
 	switch r.peek() {
 	case '{':
-		r.object(func([]byte) { r.skip() })
+		r.object(func(string) { r.skip() })
 	case '[':
 		r.i++
 		for r.err == nil && r.peek() != ']' {
@@ -178,7 +178,7 @@ func (r *viewReader) close(c byte) {
 
 // object reads an object (or null), calling member with each member's name, which must read or
 // skip its value.
-func (r *viewReader) object(member func(name []byte)) {
+func (r *viewReader) object(member func(name string)) {
 	if r.null() || !r.open('{') {
 		return
 	}
@@ -196,7 +196,7 @@ func (r *viewReader) object(member func(name []byte)) {
 		if r.err != nil {
 			return
 		}
-		if bytes.IndexByte(name, '\\') >= 0 {
+		if strings.IndexByte(name, '\\') >= 0 {
 			r.fail(errViewJSON) // the names of views are plain
 			return
 		}
@@ -247,8 +247,8 @@ func (r *viewReader) str() string {
 	if r.err != nil {
 		return ""
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1])
+	if strings.IndexByte(raw, '\\') < 0 {
+		return raw[1 : len(raw)-1]
 	}
 	s, err := jsontext.AppendUnquote(nil, raw)
 	r.fail(err)
@@ -270,34 +270,34 @@ func (r *viewReader) boolean() bool {
 	return r.literal() == 't'
 }
 
-// number reads a number as it is written, nil for null.
-func (r *viewReader) number() []byte {
+// number reads a number as it is written, "" for null.
+func (r *viewReader) number() string {
 	if r.err != nil || r.null() {
-		return nil
+		return ""
 	}
 	if c := r.peek(); c != '-' && (c < '0' || c > '9') {
 		r.fail(errViewJSON)
-		return nil
+		return ""
 	}
 	return r.value()
 }
 
 func (r *viewReader) int64() int64 {
 	raw := r.number()
-	if raw == nil {
+	if raw == "" {
 		return 0
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
+	n, err := strconv.ParseInt(raw, 10, 64)
 	r.fail(err)
 	return n
 }
 
 func (r *viewReader) float() float64 {
 	raw := r.number()
-	if raw == nil {
+	if raw == "" {
 		return 0
 	}
-	f, err := strconv.ParseFloat(string(raw), 64)
+	f, err := strconv.ParseFloat(raw, 64)
 	r.fail(err)
 	return f
 }
@@ -313,8 +313,8 @@ func (r *viewReader) time() time.Time {
 }
 
 // head reads a member of the record head; false when name is not one.
-func (r *viewReader) head(h *dirsvc.RecordHead, name []byte) bool {
-	switch string(name) {
+func (r *viewReader) head(h *dirsvc.RecordHead, name string) bool {
+	switch name {
 	case "publicId":
 		h.PublicID = r.str()
 	case "version":
@@ -332,8 +332,8 @@ func (r *viewReader) head(h *dirsvc.RecordHead, name []byte) bool {
 }
 
 func (r *viewReader) ref(v *dirsvc.Ref) {
-	r.object(func(name []byte) {
-		switch string(name) {
+	r.object(func(name string) {
+		switch name {
 		case "publicId":
 			v.PublicID = r.str()
 		case "name":
@@ -345,8 +345,8 @@ func (r *viewReader) ref(v *dirsvc.Ref) {
 }
 
 func (r *viewReader) codeLabel(v *dirsvc.CodeLabel) {
-	r.object(func(name []byte) {
-		switch string(name) {
+	r.object(func(name string) {
+		switch name {
 		case "code":
 			v.Code = r.str()
 		case "label":
@@ -358,8 +358,8 @@ func (r *viewReader) codeLabel(v *dirsvc.CodeLabel) {
 }
 
 func (r *viewReader) localType(v *dirsvc.LocalTypeRef) {
-	r.object(func(name []byte) {
-		switch string(name) {
+	r.object(func(name string) {
+		switch name {
 		case "id":
 			v.ID = r.str()
 		case "slug":
@@ -375,8 +375,8 @@ func (r *viewReader) localType(v *dirsvc.LocalTypeRef) {
 }
 
 func (r *viewReader) ownership(v *dirsvc.Ownership) {
-	r.object(func(name []byte) {
-		switch string(name) {
+	r.object(func(name string) {
+		switch name {
 		case "code":
 			v.Code = r.str()
 		case "display":
@@ -389,8 +389,8 @@ func (r *viewReader) ownership(v *dirsvc.Ownership) {
 
 func (r *viewReader) identifiers() []dirsvc.IdentifierView {
 	return readList(r, func(v *dirsvc.IdentifierView) {
-		r.object(func(name []byte) {
-			switch string(name) {
+		r.object(func(name string) {
+			switch name {
 			case "type":
 				v.Type = r.str()
 			case "system":
@@ -406,8 +406,8 @@ func (r *viewReader) identifiers() []dirsvc.IdentifierView {
 
 func (r *viewReader) contacts() []dirsvc.ContactView {
 	return readList(r, func(v *dirsvc.ContactView) {
-		r.object(func(name []byte) {
-			switch string(name) {
+		r.object(func(name string) {
+			switch name {
 			case "kind":
 				v.Kind = dirsvc.ContactKind(r.str())
 			case "value":
@@ -425,8 +425,8 @@ func (r *viewReader) contacts() []dirsvc.ContactView {
 
 func (r *viewReader) address() *dirsvc.AddressView {
 	return readPointer(r, func(v *dirsvc.AddressView) {
-		r.object(func(name []byte) {
-			switch string(name) {
+		r.object(func(name string) {
+			switch name {
 			case "lines":
 				v.Lines = r.strs()
 			case "locality":
@@ -446,8 +446,8 @@ func (r *viewReader) address() *dirsvc.AddressView {
 
 func (r *viewReader) intervals() []dirsvc.Interval {
 	return readList(r, func(v *dirsvc.Interval) {
-		r.object(func(name []byte) {
-			switch string(name) {
+		r.object(func(name string) {
+			switch name {
 			case "open":
 				v.Open = r.str()
 			case "close":
@@ -461,14 +461,14 @@ func (r *viewReader) intervals() []dirsvc.Interval {
 
 func (r *viewReader) hours() *dirsvc.OpeningHours {
 	return readPointer(r, func(h *dirsvc.OpeningHours) {
-		r.object(func(name []byte) {
-			switch string(name) {
+		r.object(func(name string) {
+			switch name {
 			case "timeZone":
 				h.TimeZone = r.str()
 			case "weekly":
 				h.Weekly = readList(r, func(w *dirsvc.WeeklyHours) {
-					r.object(func(name []byte) {
-						switch string(name) {
+					r.object(func(name string) {
+						switch name {
 						case "day":
 							w.Day = r.str()
 						case "intervals":
@@ -484,8 +484,8 @@ func (r *viewReader) hours() *dirsvc.OpeningHours {
 				h.HolidayIntervals = r.intervals()
 			case "exceptions":
 				h.Exceptions = readList(r, func(d *dirsvc.DateHours) {
-					r.object(func(name []byte) {
-						switch string(name) {
+					r.object(func(name string) {
+						switch name {
 						case "date":
 							d.Date = r.str()
 						case "closed":
@@ -512,11 +512,11 @@ func (r *viewReader) hours() *dirsvc.OpeningHours {
 
 func (r *viewReader) organisation() *dirsvc.OrganisationView {
 	v := new(dirsvc.OrganisationView)
-	r.object(func(name []byte) {
+	r.object(func(name string) {
 		if r.head(&v.RecordHead, name) {
 			return
 		}
-		switch string(name) {
+		switch name {
 		case "name":
 			v.Name = r.str()
 		case "description":
@@ -542,11 +542,11 @@ func (r *viewReader) organisation() *dirsvc.OrganisationView {
 
 func (r *viewReader) location() *dirsvc.LocationView {
 	v := new(dirsvc.LocationView)
-	r.object(func(name []byte) {
+	r.object(func(name string) {
 		if r.head(&v.RecordHead, name) {
 			return
 		}
-		switch string(name) {
+		switch name {
 		case "name":
 			v.Name = r.str()
 		case "description":
@@ -557,8 +557,8 @@ func (r *viewReader) location() *dirsvc.LocationView {
 			v.Address = r.address()
 		case "point":
 			v.Point = readPointer(r, func(p *dirsvc.Point) {
-				r.object(func(name []byte) {
-					switch string(name) {
+				r.object(func(name string) {
+					switch name {
 					case "lat":
 						p.Lat = r.float()
 					case "lon":
@@ -585,11 +585,11 @@ func (r *viewReader) location() *dirsvc.LocationView {
 
 func (r *viewReader) service() *dirsvc.ServiceView {
 	v := new(dirsvc.ServiceView)
-	r.object(func(name []byte) {
+	r.object(func(name string) {
 		if r.head(&v.RecordHead, name) {
 			return
 		}
-		switch string(name) {
+		switch name {
 		case "name":
 			v.Name = r.str()
 		case "description":
@@ -631,14 +631,14 @@ func (r *viewReader) service() *dirsvc.ServiceView {
 
 func (r *viewReader) practitioner() *dirsvc.PractitionerView {
 	v := new(dirsvc.PractitionerView)
-	r.object(func(name []byte) {
+	r.object(func(name string) {
 		if r.head(&v.RecordHead, name) {
 			return
 		}
-		switch string(name) {
+		switch name {
 		case "name":
-			r.object(func(name []byte) {
-				switch string(name) {
+			r.object(func(name string) {
+				switch name {
 				case "prefix":
 					v.Name.Prefix = r.str()
 				case "given":
@@ -672,11 +672,11 @@ func (r *viewReader) practitioner() *dirsvc.PractitionerView {
 
 func (r *viewReader) role() *dirsvc.RoleView {
 	v := new(dirsvc.RoleView)
-	r.object(func(name []byte) {
+	r.object(func(name string) {
 		if r.head(&v.RecordHead, name) {
 			return
 		}
-		switch string(name) {
+		switch name {
 		case "practitioner":
 			r.ref(&v.Practitioner)
 		case "service":
