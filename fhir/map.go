@@ -38,8 +38,9 @@ func (m *Mapper) ref(kind dirsvc.Kind, r dirsvc.Ref) *Reference {
 	return &Reference{Reference: reference(TypeOf(kind), r.PublicID), Display: r.Name}
 }
 
-func (m *Mapper) meta(t string, h dirsvc.RecordHead) *Meta {
-	return &Meta{VersionID: strconv.FormatInt(h.Version, 10), LastUpdated: instant(h.LastUpdated), Profile: profileLists[m.Country][t]}
+// meta returns the Meta of the resource being mapped (its version and time, as its head has them).
+func (m *Mapper) meta(r *draft) *Meta {
+	return &Meta{VersionID: r.VersionID, LastUpdated: r.LastUpdated, Profile: profileLists[m.Country][r.Type]}
 }
 
 // reference returns the reference "Type/id" to the resource of type t made from the record
@@ -149,7 +150,7 @@ func (m *Mapper) ownership(o *dirsvc.Ownership) []Extension {
 // it (nil otherwise).
 func (m *Mapper) Organization(v *dirsvc.OrganisationView, leaders []dirsvc.LeaderView) (*Resource, error) {
 	res := m.newResource(TypeOrganization, v.PublicID, v.RecordHead)
-	o := Organization{ResourceType: TypeOrganization, ID: res.ID, Meta: m.meta(TypeOrganization, v.RecordHead),
+	o := Organization{ResourceType: TypeOrganization, ID: res.ID, Meta: m.meta(res),
 		Extension: m.ownership(v.OwnershipType), Identifier: m.identifiers(v.Identifiers), Active: true, Name: v.Name,
 		Telecom: telecoms(v.Contacts)}
 	if v.Website != "" {
@@ -175,7 +176,7 @@ func (m *Mapper) Organization(v *dirsvc.OrganisationView, leaders []dirsvc.Leade
 // Location maps a location's view.
 func (m *Mapper) Location(v *dirsvc.LocationView) (*Resource, error) {
 	res := m.newResource(TypeLocation, v.PublicID, v.RecordHead)
-	l := Location{ResourceType: TypeLocation, ID: res.ID, Meta: m.meta(TypeLocation, v.RecordHead),
+	l := Location{ResourceType: TypeLocation, ID: res.ID, Meta: m.meta(res),
 		Extension: m.ownership(v.OwnershipType), Identifier: m.identifiers(v.Identifiers), Status: "active",
 		Name: v.Name, Description: v.Description, Mode: "instance", Telecom: telecoms(v.Contacts),
 		ManagingOrganization: m.ref(dirsvc.KindOrganisation, v.Organisation)}
@@ -208,7 +209,7 @@ func (m *Mapper) Endpoints(v *dirsvc.ServiceView) ([]*Resource, error) {
 		n := len(out) + 1
 		res := m.newResource(TypeEndpoint, v.PublicID, v.RecordHead)
 		res.ID = EndpointID(v.PublicID, n)
-		e := Endpoint{ResourceType: TypeEndpoint, ID: res.ID, Meta: m.meta(TypeEndpoint, v.RecordHead), Status: "active",
+		e := Endpoint{ResourceType: TypeEndpoint, ID: res.ID, Meta: m.meta(res), Status: "active",
 			ConnectionType: Coding{System: m.Canonical + EndpointKindPath, Code: "web", Display: "Web page"},
 			Name:           name, ManagingOrganization: org,
 			PayloadType:     []CodeableConcept{{Coding: []Coding{{System: payloadTypes, Code: "none", Display: "None"}}, Text: "Web page"}},
@@ -260,7 +261,7 @@ func endpointCount(v *dirsvc.ServiceView) int {
 // HealthcareService maps a service's view; its Endpoints are listed by reference.
 func (m *Mapper) HealthcareService(v *dirsvc.ServiceView) (*Resource, error) {
 	res := m.newResource(TypeHealthcareService, v.PublicID, v.RecordHead)
-	h := HealthcareService{ResourceType: TypeHealthcareService, ID: res.ID, Meta: m.meta(TypeHealthcareService, v.RecordHead),
+	h := HealthcareService{ResourceType: TypeHealthcareService, ID: res.ID, Meta: m.meta(res),
 		Extension: m.ownership(v.OwnershipType), Identifier: m.identifiers(v.Identifiers), Active: true,
 		ProvidedBy: m.ref(dirsvc.KindOrganisation, v.Organisation), Name: v.Name, Comment: v.Description,
 		Telecom: telecoms(v.Contacts)}
@@ -330,7 +331,7 @@ var genders = map[string]string{"woman": "female", "man": "male", "non_binary": 
 // Practitioner maps a practitioner's view; its own contacts the caller may see are its telecom.
 func (m *Mapper) Practitioner(v *dirsvc.PractitionerView) (*Resource, error) {
 	res := m.newResource(TypePractitioner, v.PublicID, v.RecordHead)
-	p := Practitioner{ResourceType: TypePractitioner, ID: res.ID, Meta: m.meta(TypePractitioner, v.RecordHead),
+	p := Practitioner{ResourceType: TypePractitioner, ID: res.ID, Meta: m.meta(res),
 		Identifier: m.identifiers(v.Identifiers), Active: true, Telecom: telecoms(v.Contacts)}
 	n := HumanName{Use: "official", Text: v.Name.Text, Family: v.Name.Family}
 	if v.Name.Given != "" {
@@ -361,7 +362,7 @@ func (m *Mapper) Practitioner(v *dirsvc.PractitionerView) (*Resource, error) {
 // PractitionerRole maps a practitioner role's view.
 func (m *Mapper) PractitionerRole(v *dirsvc.RoleView) (*Resource, error) {
 	res := m.newResource(TypePractitionerRole, v.PublicID, v.RecordHead)
-	pr := PractitionerRole{ResourceType: TypePractitionerRole, ID: res.ID, Meta: m.meta(TypePractitionerRole, v.RecordHead),
+	pr := PractitionerRole{ResourceType: TypePractitionerRole, ID: res.ID, Meta: m.meta(res),
 		Active: v.Active, Practitioner: m.ref(dirsvc.KindPractitioner, v.Practitioner),
 		Organization: m.ref(dirsvc.KindOrganisation, v.Organisation), Telecom: telecoms(v.Contacts)}
 	if v.StartDate != "" || v.EndDate != "" {
