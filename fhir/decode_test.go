@@ -154,3 +154,14 @@ func TestMapperDecodingRefusesBrokenViews(t *testing.T) {
 		}
 	}
 }
+
+func TestTypeOfAgreesWithTheKindTable(t *testing.T) {
+	for k, rt := range typeOfKind {
+		if got := TypeOf(k); got != rt {
+			t.Errorf("TypeOf(%s) = %s, want %s", k, got, rt)
+		}
+	}
+	if got := TypeOf("unknown"); got != "" {
+		t.Errorf("TypeOf(unknown) = %s", got)
+	}
+}

@@ -24,7 +24,7 @@ type Mapper struct {
 	// would answer 200); a reference to a record it may not read is left out. Nil reads all.
 	Readable func(publicID string) bool
 	// BodiesOnly: the resources are written, never searched (an export): their Refs and Search
-	// are left empty.
+	// are left empty, and DecodeView decodes only the members of a view the bodies need.
 	BodiesOnly bool
 }
 

@@ -371,7 +371,8 @@ type hsdsView struct {
 }
 
 // hsdsView returns what the HSDS objects take from the record's view: from the view when another
-// format decoded it, else decoded alone.
+// format decoded it (FHIR's decoding keeps every member read here:
+// TestHSDSReadsWholeViewsFromTheFHIRDecoding), else decoded alone.
 func (r *record) hsdsView() (hsdsView, error) {
 	switch v := r.view.(type) {
 	case *dirsvc.OrganisationView:
