@@ -3,6 +3,7 @@
 # format, with `dirsvc export` (partner tier, practitioners included) on generated directories.
 #
 #   bench/export.sh [SERVICES...]      default 10000 100000
+#   FORMATS=fhir-ndjson bench/export.sh 100000     only the formats named (space separated runs)
 #
 # A data folder per size is kept in bench/out (bench/out/data-N, made once with gen and import).
 # Targets: at least 100,000 records/s per format at 100,000 services; peak RSS flat in size (the
@@ -20,7 +21,7 @@ for n in "${sizes[@]}"; do
     "$out/dirsvc" gen --services "$n" --seed 1 --out "$out/demo-$n.ndjson"
     "$out/dirsvc" import --data "$data" "$out/demo-$n.ndjson" 2>/dev/null
   fi
-  for formats in csv json fhir-ndjson hsds csv,json,fhir-ndjson,hsds; do
+  for formats in ${FORMATS:-csv json fhir-ndjson hsds csv,json,fhir-ndjson,hsds}; do
     dest=$(mktemp -d "$out/export-XXXXXX")
     rmdir "$dest"
     log=$( { /usr/bin/time -f "TIME %e %U %S %M" "$out/dirsvc" export --data "$data" --out "$dest" \

@@ -2,6 +2,7 @@ package fhir
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/dirsvc/dirsvc"
@@ -12,7 +13,7 @@ var errUnknownView = errors.New("fhir: not a view of a record kind")
 // identifierTypes are the Identifier.type of the identifier types the service knows, as AU Base
 // 6.0.0 fixes them (HPI-O, HPI-I, Ahpra and NPIO have patterns there; ABN and ACN are business
 // identifiers).
-var identifierTypes = map[string]CodeableConcept{
+var identifierTypes = map[string]*CodeableConcept{
 	dirsvc.IdentHPIO:  {Coding: []Coding{{System: auV20203, Code: "NOI", Display: "National Organisation Identifier"}}, Text: "HPI-O"},
 	dirsvc.IdentHPII:  {Coding: []Coding{{System: v20203, Code: "NPI", Display: "National provider identifier"}}, Text: "HPI-I"},
 	dirsvc.IdentAhpra: {Coding: []Coding{{System: auV20203, Code: "AHPRA", Display: "Ahpra Registration Number"}}, Text: "Ahpra registration number"},
@@ -30,7 +31,7 @@ func (m *Mapper) identifiers(ids []dirsvc.IdentifierView) []Identifier {
 	for _, id := range ids {
 		i := Identifier{Use: "official", System: id.System, Value: id.Value}
 		if t, ok := identifierTypes[id.Type]; ok {
-			i.Type = &t
+			i.Type = t // shared, read only
 		} else if id.Type != "" {
 			i.Use = "secondary"
 			i.Type = &CodeableConcept{Text: id.Type}
@@ -43,13 +44,16 @@ func (m *Mapper) identifiers(ids []dirsvc.IdentifierView) []Identifier {
 	return out
 }
 
-// identifierValues are the system|value pairs of identifiers, for the identifier parameter.
-func identifierValues(ids []Identifier) []string {
+// setIdentifiers sets the values of the identifier parameter: the system|value pairs of ids.
+func (r *draft) setIdentifiers(ids []Identifier) {
+	if r.search == nil {
+		return
+	}
 	out := make([]string, 0, len(ids))
 	for _, i := range ids {
 		out = append(out, i.System+"|"+i.Value)
 	}
-	return out
+	r.search["identifier"] = out
 }
 
 // telecomOf maps a contact kind to a ContactPoint system and use.
@@ -99,6 +103,9 @@ func (m *Mapper) address(a *dirsvc.AddressView, typ string) *Address {
 
 // searchAddress records the address's values for the address parameters.
 func (r *draft) searchAddress(a *Address) {
+	if r.search == nil {
+		return
+	}
 	r.search["address"] = append(append(r.search["address"], a.Text, a.City, a.State, a.PostalCode, a.Country), a.Line...)
 	r.search["address-city"] = append(r.search["address-city"], a.City)
 	r.search["address-state"] = append(r.search["address-state"], a.State)
@@ -137,13 +144,40 @@ func tz(zone string) *Element {
 
 // fhirTime writes "HH:MM" as a FHIR time; the end of the day ("24:00") is its last second.
 func fhirTime(hm string) string {
-	if hm == "24:00" {
-		return "23:59:59"
+	if t, ok := fhirTimes[hm]; ok {
+		return t
 	}
 	return hm + ":00"
 }
 
+// fhirTimes are the FHIR times of every minute of the day, made once.
+var fhirTimes = func() map[string]string {
+	ts := map[string]string{"24:00": "23:59:59"}
+	for m := range 24 * 60 {
+		hm := fmt.Sprintf("%02d:%02d", m/60, m%60)
+		ts[hm] = hm + ":00"
+	}
+	return ts
+}()
+
 var days = []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+
+// dayLists are the one-day lists of daysOfWeek, made once.
+var dayLists = func() map[string][]string {
+	ls := map[string][]string{}
+	for _, d := range days {
+		ls[d] = []string{d}
+	}
+	return ls
+}()
+
+// oneDay returns the daysOfWeek of a day (shared, read only).
+func oneDay(d string) []string {
+	if l, ok := dayLists[d]; ok {
+		return l
+	}
+	return []string{d}
+}
 
 // availableTimes maps opening hours to a HealthcareService's availableTime (each interval with the
 // timezone extension), notAvailable (dates it is closed) and availabilityExceptions (public holidays
@@ -156,10 +190,11 @@ func availableTimes(h *dirsvc.OpeningHours) ([]AvailableTime, []NotAvailable, st
 	if h.Always {
 		out = append(out, AvailableTime{DaysOfWeek: days, AllDay: true})
 	}
+	zone := tz(h.TimeZone) // one for all the times (the same JSON each time)
 	for _, d := range h.Weekly {
 		for _, iv := range d.Intervals {
-			out = append(out, AvailableTime{DaysOfWeek: []string{d.Day}, AvailableStartTime: fhirTime(iv.Open),
-				XAvailableStartTime: tz(h.TimeZone), AvailableEndTime: fhirTime(iv.Close), XAvailableEndTime: tz(h.TimeZone)})
+			out = append(out, AvailableTime{DaysOfWeek: oneDay(d.Day), AvailableStartTime: fhirTime(iv.Open),
+				XAvailableStartTime: zone, AvailableEndTime: fhirTime(iv.Close), XAvailableEndTime: zone})
 		}
 	}
 	var na []NotAvailable
@@ -184,10 +219,11 @@ func hoursOfOperation(h *dirsvc.OpeningHours) ([]HoursOfOperation, string) {
 	if h.Always {
 		out = append(out, HoursOfOperation{DaysOfWeek: days, AllDay: true})
 	}
+	zone := tz(h.TimeZone)
 	for _, d := range h.Weekly {
 		for _, iv := range d.Intervals {
-			out = append(out, HoursOfOperation{DaysOfWeek: []string{d.Day}, OpeningTime: fhirTime(iv.Open),
-				XOpeningTime: tz(h.TimeZone), ClosingTime: fhirTime(iv.Close), XClosingTime: tz(h.TimeZone)})
+			out = append(out, HoursOfOperation{DaysOfWeek: oneDay(d.Day), OpeningTime: fhirTime(iv.Open),
+				XOpeningTime: zone, ClosingTime: fhirTime(iv.Close), XClosingTime: zone})
 		}
 	}
 	return out, exceptions(h)

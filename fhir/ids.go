@@ -17,7 +17,21 @@ var typeOfKind = map[dirsvc.Kind]string{
 }
 
 // TypeOf returns the resource type of a record kind.
-func TypeOf(k dirsvc.Kind) string { return typeOfKind[k] }
+func TypeOf(k dirsvc.Kind) string {
+	switch k { // as typeOfKind, without a map lookup: the mapping asks for every reference
+	case dirsvc.KindOrganisation:
+		return TypeOrganization
+	case dirsvc.KindLocation:
+		return TypeLocation
+	case dirsvc.KindService:
+		return TypeHealthcareService
+	case dirsvc.KindPractitioner:
+		return TypePractitioner
+	case dirsvc.KindRole:
+		return TypePractitionerRole
+	}
+	return ""
+}
 
 // KindOf returns the record kind whose records a resource type stands for; for an Endpoint, the
 // service's. ok is false for a type this server does not serve.

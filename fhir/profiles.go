@@ -47,6 +47,16 @@ func Profiles(country string) []string {
 	return out
 }
 
+// profileLists are the Meta.profile lists of the resources by country and type (read only: shared
+// by every resource).
+var profileLists = func() map[string]map[string][]string {
+	au := map[string][]string{}
+	for t, p := range auProfiles {
+		au[t] = []string{p}
+	}
+	return map[string]map[string][]string{"AU": au}
+}()
+
 // ProfileOf returns the profile a resource of type t claims in a directory of country, or "".
 func ProfileOf(country, t string) string {
 	if country != "AU" {

@@ -24,11 +24,11 @@ var awkwardTexts = []string{
 func TestJSONWritersAgreeWithEncodingJSON(t *testing.T) {
 	checkString := func(s string) bool {
 		want, _ := json.Marshal(s)
-		return bytes.Equal(appendJSONString(nil, s), want)
+		return bytes.Equal(dirsvc.AppendJSONString(nil, s), want)
 	}
 	for _, s := range awkwardTexts {
 		if !checkString(s) {
-			t.Errorf("%q: %s, encoding/json %s", s, appendJSONString(nil, s), must(json.Marshal(s)))
+			t.Errorf("%q: %s, encoding/json %s", s, dirsvc.AppendJSONString(nil, s), must(json.Marshal(s)))
 		}
 	}
 	if err := quick.Check(checkString, &quick.Config{MaxCount: 20000}); err != nil {

@@ -1,12 +1,15 @@
 package export
 
 import (
+	"encoding/json"
+	"reflect"
 	"regexp"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/fhir"
 )
 
 func testService(t *testing.T) *Service {
@@ -75,5 +78,44 @@ func TestHSDSIDsAreStableUUIDs(t *testing.T) {
 	a, b := HSDSID("svc_a"), HSDSID("svc_b")
 	if !uuid.MatchString(a) || a != HSDSID("svc_a") || a == b {
 		t.Errorf("HSDSID: %s, %s", a, b)
+	}
+}
+
+// TestHSDSReadsWholeViewsFromTheFHIRDecoding: an export of FHIR and HSDS decodes each view once, as
+// the FHIR mapper decodes it (which leaves out members its mapping does not read), and the HSDS
+// objects are made from that view: it must hold every member they read.
+func TestHSDSReadsWholeViewsFromTheFHIRDecoding(t *testing.T) {
+	all := hsdsView{PublicID: "x_1", LastUpdated: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Name: "Name",
+		Description: "Description", Website: "https://w.example", Logo: "https://w.example/logo.png",
+		Contacts:     []dirsvc.ContactView{{Kind: dirsvc.ContactPhone, Value: "+61212345678", Label: "Office"}},
+		Organisation: dirsvc.Ref{PublicID: "org_1", Name: "Org"}, Location: &dirsvc.Ref{PublicID: "loc_1", Name: "Loc"},
+		Point:   &dirsvc.Point{Lat: -33.8, Lon: 151.2},
+		Address: &dirsvc.AddressView{Lines: []string{"1 Main St"}, Locality: "Town", State: "NSW", Postcode: "2000", Country: "AU"}}
+	body, err := json.Marshal(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &fhir.Mapper{Country: "AU", BodiesOnly: true}
+	for _, kind := range []dirsvc.Kind{dirsvc.KindOrganisation, dirsvc.KindLocation, dirsvc.KindService} {
+		shared := &record{kind: kind, body: body}
+		if _, err := shared.decoded(m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := shared.hsdsView()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A kind's view has only some of the members: compare with what the whole view gives.
+		full, err := fhir.DecodeView(kind, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := (&record{kind: kind, body: body, view: full}).hsdsView()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: HSDS reads\n%+v\nfrom the FHIR decoding, and\n%+v\nfrom the whole view", kind, got, want)
+		}
 	}
 }

@@ -34,12 +34,13 @@ type fhirOut struct {
 	res *fhir.Resource
 }
 
-// decoded returns the record's view decoded.
-func (r *record) decoded() (any, error) {
+// decoded returns the record's view decoded by the FHIR mapper m (which may leave out what its
+// mapping does not read).
+func (r *record) decoded(m *fhir.Mapper) (any, error) {
 	if r.view != nil {
 		return r.view, nil
 	}
-	v, err := fhir.DecodeView(r.kind, r.body)
+	v, err := m.DecodeView(r.kind, r.body)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func newFHIRWriter(r *run, readable func(id string) bool) *fhirWriter {
 		types[t] = true
 	}
 	return &fhirWriter{run: r, types: types, files: map[string]*partFile{},
-		mapper: &fhir.Mapper{Country: r.info.Country, Canonical: fhir.Canonical(r.baseURL), Readable: readable}}
+		mapper: &fhir.Mapper{Country: r.info.Country, Canonical: fhir.Canonical(r.baseURL), Readable: readable, BodiesOnly: true}}
 }
 
 // FHIRFileName is the name of the NDJSON file of a resource type.
@@ -228,7 +229,7 @@ func (w *fhirWriter) prepare(r *record) error {
 	if !w.types[t] && !wantEndpoints {
 		return nil
 	}
-	v, err := r.decoded()
+	v, err := r.decoded(w.mapper)
 	if err != nil {
 		return err
 	}

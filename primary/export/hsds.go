@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/dirsvc/dirsvc"
 	jsonv2 "github.com/go-json-experiment/json"
@@ -193,7 +192,9 @@ func jsonMember(b []byte, name string) []byte {
 	return append(b, '"', ':')
 }
 
-func jsonText(b []byte, name, v string) []byte { return appendJSONString(jsonMember(b, name), v) }
+func jsonText(b []byte, name, v string) []byte {
+	return dirsvc.AppendJSONString(jsonMember(b, name), v)
+}
 
 func jsonTextOmitEmpty(b []byte, name, v string) []byte {
 	if v == "" {
@@ -203,7 +204,7 @@ func jsonTextOmitEmpty(b []byte, name, v string) []byte {
 }
 
 func (p *hsdsPhone) appendJSON(b []byte) []byte {
-	b = appendJSONString(append(b, `{"id":`...), p.ID)
+	b = dirsvc.AppendJSONString(append(b, `{"id":`...), p.ID)
 	b = jsonText(b, "number", p.Number)
 	b = jsonTextOmitEmpty(b, "type", p.Type)
 	b = jsonTextOmitEmpty(b, "description", p.Description)
@@ -225,7 +226,7 @@ func appendPhones(b []byte, phones []hsdsPhone) []byte {
 }
 
 func (a *hsdsAddress) appendJSON(b []byte) []byte {
-	b = appendJSONString(append(b, `{"id":`...), a.ID)
+	b = dirsvc.AppendJSONString(append(b, `{"id":`...), a.ID)
 	b = jsonText(b, "location_id", a.LocationID)
 	b = jsonText(b, "address_1", a.Address1)
 	b = jsonTextOmitEmpty(b, "address_2", a.Address2)
@@ -238,7 +239,7 @@ func (a *hsdsAddress) appendJSON(b []byte) []byte {
 }
 
 func (o *hsdsOrganization) appendJSON(b []byte) ([]byte, error) {
-	b = appendJSONString(append(b, `{"id":`...), o.ID)
+	b = dirsvc.AppendJSONString(append(b, `{"id":`...), o.ID)
 	b = jsonText(b, "name", o.Name)
 	b = jsonText(b, "description", o.Description)
 	b = jsonTextOmitEmpty(b, "email", o.Email)
@@ -249,7 +250,7 @@ func (o *hsdsOrganization) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (l *hsdsLocation) appendJSON(b []byte) ([]byte, error) {
-	b = appendJSONString(append(b, `{"id":`...), l.ID)
+	b = dirsvc.AppendJSONString(append(b, `{"id":`...), l.ID)
 	b = jsonText(b, "location_type", l.LocationType)
 	b = jsonTextOmitEmpty(b, "organization_id", l.OrganizationID)
 	b = jsonTextOmitEmpty(b, "name", l.Name)
@@ -281,7 +282,7 @@ func (l *hsdsLocation) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (s *hsdsService) appendJSON(b []byte) ([]byte, error) {
-	b = appendJSONString(append(b, `{"id":`...), s.ID)
+	b = dirsvc.AppendJSONString(append(b, `{"id":`...), s.ID)
 	b = jsonTextOmitEmpty(b, "organization_id", s.OrganizationID)
 	b = jsonText(b, "name", s.Name)
 	b = jsonTextOmitEmpty(b, "description", s.Description)
@@ -294,7 +295,7 @@ func (s *hsdsService) appendJSON(b []byte) ([]byte, error) {
 }
 
 func (s *hsdsServiceAtLocation) appendJSON(b []byte) ([]byte, error) {
-	b = appendJSONString(append(b, `{"id":`...), s.ID)
+	b = dirsvc.AppendJSONString(append(b, `{"id":`...), s.ID)
 	b = jsonText(b, "service_id", s.ServiceID)
 	b = jsonText(b, "location_id", s.LocationID)
 	return append(b, '}'), nil
@@ -370,7 +371,8 @@ type hsdsView struct {
 }
 
 // hsdsView returns what the HSDS objects take from the record's view: from the view when another
-// format decoded it, else decoded alone.
+// format decoded it (FHIR's decoding keeps every member read here:
+// TestHSDSReadsWholeViewsFromTheFHIRDecoding), else decoded alone.
 func (r *record) hsdsView() (hsdsView, error) {
 	switch v := r.view.(type) {
 	case *dirsvc.OrganisationView:
@@ -462,62 +464,3 @@ func (w *hsdsWriter) abort() {
 		f.abort()
 	}
 }
-
-// appendJSONString appends a string as encoding/json writes it: HTML's <, > and & escaped, invalid
-// UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if jsonSafe[b] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case c == '\u2028' || c == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// jsonSafe are the ASCII bytes encoding/json writes as they are.
-var jsonSafe = func() (safe [utf8.RuneSelf]bool) {
-	for b := byte(0x20); b < utf8.RuneSelf; b++ {
-		safe[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
-	}
-	return safe
-}()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/fhir"
 )
 
 // run runs export id, unless another worker runs it or it is no longer queued.
@@ -186,6 +187,8 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 	// refers: a format writes references, which name only records the caller may read.
 	refers := slices.ContainsFunc(o.Formats, func(f string) bool { return f == dirsvc.ExportFHIR || f == dirsvc.ExportHSDS })
 	var writers []formatWriter
+	// mapper is the FHIR writer's, when FHIR is written: its workers decode each view for it.
+	var mapper *fhir.Mapper
 	defer func() {
 		if err != nil {
 			for _, w := range writers {
@@ -204,7 +207,9 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 			}
 			writers = append(writers, w)
 		case dirsvc.ExportFHIR:
-			writers = append(writers, newFHIRWriter(r, readable.check))
+			fw := newFHIRWriter(r, readable.check)
+			mapper = fw.mapper
+			writers = append(writers, fw)
 		case dirsvc.ExportHSDS:
 			writers = append(writers, newHSDSWriter(r, readable.check))
 		}
@@ -224,8 +229,6 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 		o.Total(total)
 	}
 	leaders := o.Leaders && info.LeadershipOn()
-	// fullView: a format maps the decoded view (FHIR); the others read what they need of its JSON.
-	fullView := slices.Contains(o.Formats, dirsvc.ExportFHIR)
 	today := dirsvc.Today(at, info.TimeZone)
 	for _, kind := range o.Kinds {
 		if kind == dirsvc.KindPractitioner && !o.Practitioners {
@@ -244,8 +247,8 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 					return err
 				}
 			}
-			if fullView {
-				if _, err := rec.decoded(); err != nil {
+			if mapper != nil { // FHIR maps the decoded view; the other formats read what they need of its JSON
+				if _, err := rec.decoded(mapper); err != nil {
 					return err
 				}
 			}
@@ -517,7 +520,7 @@ func writeWhole(dir, name string, b []byte) error {
 type readability struct {
 	ctx  context.Context
 	snap dirsvc.ReadSnapshot
-	mu   sync.Mutex // the decoding workers ask too (see preparer)
+	mu   sync.RWMutex // the decoding workers ask too (see preparer), mostly for answers remembered
 	seen map[string]bool
 	err  error
 }
@@ -547,6 +550,12 @@ func (r *readability) remember(id string, ok bool) {
 }
 
 func (r *readability) check(id string) bool {
+	r.mu.RLock()
+	ok, seen := r.seen[id]
+	r.mu.RUnlock()
+	if seen {
+		return ok
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ok, seen := r.seen[id]; seen {
