@@ -102,7 +102,7 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 			gone = append(gone, id)
 		}
 	}
-	if len(prev) == 0 && len(recs) >= bulkThreshold {
+	if bulkLoad(len(prev), len(recs)) {
 		rebuild, derr := w.deferIndexes()
 		if derr != nil {
 			return derr
@@ -148,10 +148,18 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 	return nil
 }
 
-// bulkThreshold is the size from which a first import builds directory.db's secondary indexes after
-// loading rather than row by row: SQLite builds an index from one sort far faster than from random
-// inserts.
+// bulkThreshold is the size from which a write of a whole directory that is empty, or nearly (a
+// first import; a mirror's first harvest into a directory of a few records of its own), builds
+// directory.db's secondary indexes after loading rather than row by row: SQLite builds an index from
+// one sort far faster than from random inserts.
 var bulkThreshold = 5000 // a variable so tests can take the bulk path with a small fixture
+
+// bulkLoad reports whether a write of n records over a directory that holds stored of them takes the
+// bulk path: n is at least bulkThreshold and at least four times what was stored, so most of the
+// indexes' rows are new (rebuilding them costs about what the stored rows cost to sort again).
+func bulkLoad(stored, n int) bool {
+	return n >= bulkThreshold && stored*4 <= n
+}
 
 // deferIndexes drops the secondary indexes of directory.db inside the write and returns what
 // recreates them, exactly as the schema defines them. The drop is part of the transaction, so a write

@@ -217,6 +217,13 @@ func (d *Directory) ApplyMirror(ctx context.Context, b dirsvc.MirrorBatch) (dirs
 			}
 			t = lkTarget{lk}
 		}
+		// A bulk batch reads which mirror owns each record once for all, not once a record.
+		var owners map[string]string
+		if b.Bulk {
+			if owners, err = w.mirrorOwners(); err != nil {
+				return err
+			}
+		}
 		var roots []string
 		fresh := map[string]bool{}
 		for _, op := range b.Ops {
@@ -224,10 +231,12 @@ func (d *Directory) ApplyMirror(ctx context.Context, b dirsvc.MirrorBatch) (dirs
 			if op.Record != nil {
 				id = op.Record.Base().PublicID
 			}
-			var owner string
-			err := (keptReader{w, w.ops}).QueryRowContext(w.ctx, "SELECT mirror FROM mirrored_records WHERE public_id = ?", id).Scan(&owner)
-			if err != nil && !isNoRows(err) {
-				return fmt.Errorf("read the owner of %s: %w", id, err)
+			owner := owners[id]
+			if owners == nil {
+				err := (keptReader{w, w.ops}).QueryRowContext(w.ctx, "SELECT mirror FROM mirrored_records WHERE public_id = ?", id).Scan(&owner)
+				if err != nil && !isNoRows(err) {
+					return fmt.Errorf("read the owner of %s: %w", id, err)
+				}
 			}
 			ok, err := mirrorOp(t, owner, b.Mirror, op, fresh)
 			if err != nil {
@@ -240,6 +249,9 @@ func (d *Directory) ApplyMirror(ctx context.Context, b dirsvc.MirrorBatch) (dirs
 			if err := w.exec(w.ops, `INSERT INTO mirrored_records (public_id, mirror, generation) VALUES (?, ?, ?)
 ON CONFLICT (public_id) DO UPDATE SET generation = excluded.generation`, id, b.Mirror, gen); err != nil {
 				return fmt.Errorf("mark %s mirrored: %w", id, err)
+			}
+			if owners != nil {
+				owners[id] = b.Mirror
 			}
 			roots = append(roots, id)
 			st.Written++
@@ -489,6 +501,23 @@ func (w *writeTx) mirroredIDs() (map[string]bool, error) {
 	out := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		out[id] = true
+	}
+	return out, nil
+}
+
+// mirrorOwners returns the mirror that owns each mirrored record of the directory, by public ID.
+func (w *writeTx) mirrorOwners() (map[string]string, error) {
+	out := map[string]string{}
+	err := w.eachRow(w.ops, "SELECT public_id, mirror FROM mirrored_records", nil, func(s scanner) error {
+		var id, mirror string
+		if err := s.Scan(&id, &mirror); err != nil {
+			return err
+		}
+		out[id] = mirror
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read mirrored records: %w", err)
 	}
 	return out, nil
 }

@@ -101,6 +101,21 @@ func TestApplyMirrorInBulkAndInPartsAgree(t *testing.T) {
 		if v := view(t, d, "svc_gp", dirsvc.Public); v == nil || v["origin"] != nil {
 			t.Errorf("bulk=%v: the directory's own svc_gp reads %v", bulk, v)
 		}
+		// Another mirror may not write a record this one owns.
+		if err := s.AddMirror(ctx, "small", dirsvc.Mirror{Name: "other", Upstream: "https://other.example",
+			UpstreamDir: "region", ClientID: "dirc_y", Secret: "a secret", CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		taken := mirroredRecords()[2].(*dirsvc.Service)
+		taken.Name = "Taken over"
+		st, err = s.ApplyMirror(ctx, "small", dirsvc.MirrorBatch{Mirror: "other", Bulk: bulk, Cursor: "o1", Tier: "partner",
+			Ops: []dirsvc.MirrorOp{{Record: taken, PublicID: taken.PublicID}}})
+		if err != nil || st.Written != 0 || st.Refused != 1 {
+			t.Fatalf("bulk=%v: another mirror's write of svc_up1: %+v %v", bulk, st, err)
+		}
+		if v := view(t, d, "svc_up1", dirsvc.Partner); v == nil || v["name"] != "Upstream clinic" {
+			t.Fatalf("bulk=%v: after another mirror's write a partner reads %v", bulk, v)
+		}
 		// Tombstones: one service merged into the other, the organisation's site closed.
 		st, err = s.ApplyMirror(ctx, "small", dirsvc.MirrorBatch{Mirror: "up", Bulk: bulk, Cursor: "c2", Tier: "partner", Ops: []dirsvc.MirrorOp{
 			{PublicID: "svc_up2", Tombstone: dirsvc.EventMerged, Survivor: "svc_up1"},
@@ -110,7 +125,7 @@ func TestApplyMirrorInBulkAndInPartsAgree(t *testing.T) {
 			t.Fatalf("bulk=%v: tombstones: %+v %v", bulk, st, err)
 		}
 		ms, err := s.Mirrors(ctx, "small")
-		if err != nil || len(ms) != 1 || ms[0].Cursor != "c2" || ms[0].FullHarvest || ms[0].Harvested != 5 {
+		if err != nil || len(ms) != 2 || ms[1].Cursor != "c2" || ms[1].FullHarvest || ms[1].Harvested != 5 || ms[0].Harvested != 0 { // by name: other, up
 			t.Errorf("bulk=%v: mirror state %+v %v", bulk, ms, err)
 		}
 		results = append(results, published(t, d, ids...))

@@ -21,6 +21,7 @@ import (
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/primary/seal"
 	"github.com/dirsvc/dirsvc/primary/webhook"
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // Mirroring (this directory as the aggregate): each mirror harvests its upstream's change feed
@@ -289,7 +290,7 @@ func (h *Harvester) fetch(ctx context.Context, m *dirsvc.Mirror, cursor string) 
 		return fetched{err: err}
 	}
 	var page feedPage
-	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+	if err := jsonv2.UnmarshalRead(resp.Body, &page); err != nil {
 		return fetched{err: fmt.Errorf("read the upstream feed: %w", err)}
 	}
 	if page.NextCursor == "" {
