@@ -91,12 +91,23 @@ func Migrate(ctx context.Context, db *sql.DB, f File) (int, error) {
 	return current, nil
 }
 
+// apply applies migration m unless the file already has it: another process (an import, the CLI,
+// a server) may open the same new file at the same moment and migrate it first, so the version is
+// read again inside the transaction, which holds the write lock for a writer's connection
+// (_txlock=immediate) or takes it at its first write.
 func apply(ctx context.Context, conn *sql.Conn, m Migration) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
+	var current int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if current >= m.Version {
+		return nil
+	}
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return err
 	}

@@ -13,12 +13,8 @@ import (
 
 func openDB(t *testing.T) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(t.TempDir(), "x.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openDBAt(t, filepath.Join(t.TempDir(), "x.db"))
 	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
 	return db
 }
 
@@ -81,4 +77,53 @@ func TestFailedMigrationLeavesTheVersion(t *testing.T) {
 	if v != 0 || n != 0 {
 		t.Fatalf("after a failed migration: version %d, projections table %d", v, n)
 	}
+}
+
+// TestMigrateTheSameNewFileFromTwoProcesses opens one new file from two writers at once, as an import
+// and a running server may, each with its own handle as a process has: both migrations succeed and
+// the file ends at the latest version, whichever migrated it.
+func TestMigrateTheSameNewFileFromTwoProcesses(t *testing.T) {
+	ms, err := schema.Migrations(schema.Directory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 30 {
+		path := filepath.Join(t.TempDir(), "x.db")
+		start := make(chan struct{})
+		errs := make(chan error, 2)
+		for range 2 {
+			db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_txlock=immediate")
+			if err != nil {
+				t.Fatal(err)
+			}
+			db.SetMaxOpenConns(1)
+			t.Cleanup(func() { db.Close() })
+			go func() {
+				<-start
+				_, err := schema.Migrate(context.Background(), db, schema.Directory)
+				errs <- err
+			}()
+		}
+		close(start)
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		db := openDBAt(t, path)
+		var v int
+		if err := db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != len(ms) {
+			t.Fatalf("version %d (%v), want %d", v, err, len(ms))
+		}
+	}
+}
+
+func openDBAt(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
 }
