@@ -60,7 +60,9 @@ func createFile(ctx context.Context, path string) error {
 	// SQLite would create the file 0644 (less the umask); an empty file is a valid database, and
 	// SQLite gives the -wal and -shm files the mode of the database file.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
+	if errors.Is(err, os.ErrExist) {
+		return nil // another process made it a moment ago
+	} else if err != nil {
 		return err
 	}
 	if err := f.Close(); err != nil {
