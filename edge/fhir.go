@@ -136,13 +136,18 @@ var notAcceptable = &dirsvc.Error{Code: fhir.ENotAcceptable, Message: "Only FHIR
 // writeFHIR writes a FHIR body with its entity tag (304 to a matching If-None-Match), the audience
 // it was made for and, when it carries addresses, their attribution.
 func (s *Server) writeFHIR(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, body []byte, lastUpdated string, attribution string) {
+	etag, f := s.composed(body)
+	s.writeFHIRTagged(w, r, a, body, etag, f, lastUpdated, attribution)
+}
+
+// writeFHIRTagged is writeFHIR with the body's entity tag and forms (composed) given.
+func (s *Server) writeFHIRTagged(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, body []byte, etag string, f forms, lastUpdated string, attribution string) {
 	h := w.Header()
 	setAudience(w, a)
 	if attribution != "" {
 		setAttribution(h, attribution)
 	}
 	s.cacheFor(w, r)
-	etag, f := s.composed(body)
 	if t, err := time.Parse(time.RFC3339Nano, lastUpdated); err == nil {
 		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
 	}
