@@ -185,7 +185,8 @@ func encodeFHIREntry(k fhirCacheKey, e *fhirCacheEntry) []byte {
 	r := e.res
 	n := 16*binary.MaxVarintLen64 + len(k.dir) + len(k.id) + len(k.etag) + len(e.checked.viewer) + len(e.refs) +
 		len(r.Type) + len(r.ID) + len(r.Source) + len(r.LastUpdated) + len(r.VersionID) + len(r.Refs) + len(r.Search)
-	b := make([]byte, 0, n+len(r.Body)/2)
+	// Room for the body compressed at worst, so that it is compressed in place.
+	b := make([]byte, 0, n+s2.MaxEncodedLen(len(r.Body)))
 	for _, s := range []string{k.dir, k.id, k.etag} {
 		b = appendEntryString(b, s)
 	}
@@ -194,7 +195,7 @@ func encodeFHIREntry(k fhirCacheKey, e *fhirCacheEntry) []byte {
 	for _, s := range []string{e.checked.viewer, string(e.refs), r.Type, r.ID, r.Source, r.LastUpdated, r.VersionID, string(r.Refs), string(r.Search)} {
 		b = appendEntryString(b, s)
 	}
-	return append(b, s2.EncodeBetter(nil, r.Body)...)
+	return append(b, s2.EncodeBetter(b[len(b):cap(b)], r.Body)...)
 }
 
 func appendEntryString(b []byte, s string) []byte {
