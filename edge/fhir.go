@@ -247,8 +247,9 @@ func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirRead
 	return fr, nil
 }
 
-// canRead reports whether the caller may read the record id: a read of it would answer 200. A
-// failed read counts as not readable, and fails the request (fr.err).
+// canRead reports whether the caller may read the record id: a read of it would answer 200 (as
+// known for the caller's state, fhirReadability, or read now). A failed read counts as not
+// readable, and fails the request (fr.err).
 func (fr *fhirReader) canRead(id string) bool {
 	fr.mu.Lock()
 	ok, seen := fr.readable[id]
@@ -256,16 +257,25 @@ func (fr *fhirReader) canRead(id string) bool {
 	if seen {
 		return ok
 	}
+	if ok, known := fr.s.fhirReadable.get(fr.checked, id); known {
+		fr.setReadable(id, ok)
+		return ok
+	}
 	kind := dirsvc.KindOfID(id)
+	failed := false
 	if kind != "" && fr.viewer.Narrowing.AllowsKind(kind) {
 		st, err := fr.dir.Record(fr.ctx, id, fr.viewer)
 		switch {
 		case errors.Is(err, dirsvc.ErrNotFound):
 		case err != nil:
 			fr.fail(err)
+			failed = true
 		default:
 			ok = st.View != nil && st.Kind == kind
 		}
+	}
+	if !failed {
+		fr.s.fhirReadable.put(fr.checked, id, ok)
 	}
 	fr.setReadable(id, ok)
 	return ok

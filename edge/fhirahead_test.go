@@ -117,3 +117,63 @@ func TestFHIRPagesMadeAheadAnswerAsPagesMadeNow(t *testing.T) {
 		})
 	}
 }
+
+// TestFHIRReferencesFollowChangesBetweenRequests reads services that refer to a location, closes
+// the location, and reads them again: what the server knew of the location's readability before
+// (kept across requests for the directory's state) does not outlive the change, on a read or a
+// search page.
+func TestFHIRReferencesFollowChangesBetweenRequests(t *testing.T) {
+	file := demoFiles(t)["demo"]
+	s := newTestServer(t, file)
+	w, err := s.store.Writer(context.Background(), "demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type resource struct {
+		ID       string
+		Location []struct{ Reference string }
+	}
+	search := func() map[string]resource {
+		r := s.get(t, "/v1/d/demo/fhir/HealthcareService?_count=100")
+		var b struct{ Entry []struct{ Resource resource } }
+		if err := json.Unmarshal(r.body, &b); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]resource{}
+		for _, e := range b.Entry {
+			out[e.Resource.ID] = e.Resource
+		}
+		return out
+	}
+	var svc, loc string
+	for id, res := range search() {
+		if len(res.Location) > 0 {
+			svc, loc = id, res.Location[0].Reference
+			break
+		}
+	}
+	if svc == "" {
+		t.Fatal("no service of the first page refers to a location")
+	}
+	read := func() string { return string(s.get(t, "/v1/d/demo/fhir/HealthcareService/"+svc).body) }
+	if !strings.Contains(read(), `"`+loc+`"`) {
+		t.Fatalf("%s does not refer to %s on a read", svc, loc)
+	}
+	_, id, _ := strings.Cut(loc, "/")
+	if _, err := w.Transition(context.Background(), strings.Replace(id, "-", "_", 1), dirsvc.Transition{To: dirsvc.StateClosed}); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.get(t, "/v1/d/demo/fhir/"+loc); r.status == http.StatusOK {
+		t.Fatalf("%s closed reads %d", loc, r.status)
+	}
+	if body := read(); strings.Contains(body, `"`+loc+`"`) {
+		t.Errorf("%s still refers to %s, closed, on a read: %s", svc, loc, body)
+	}
+	for _, res := range search() {
+		for _, l := range res.Location {
+			if l.Reference == loc {
+				t.Errorf("%s still refers to %s, closed, on a search page", res.ID, loc)
+			}
+		}
+	}
+}

@@ -252,3 +252,52 @@ func (d *entryDecoder) bytes() []byte {
 	d.b = d.b[n:]
 	return s
 }
+
+// fhirReadability keeps whether a viewer may read each record a mapping asked about, across
+// requests, by fhirChecked (the open directory, its generation, the viewer): what a viewer may read
+// changes only with the directory's generation, as the cache's shortcut holds (see fhirCache), so a
+// paging client's references (the same organisations and locations, page after page) are looked
+// up once a generation rather than once a page. It holds at most maxFHIRReadable answers over at
+// most maxFHIRReadableStates states, and starts again empty when it would hold more.
+type fhirReadability struct {
+	mu     sync.Mutex
+	states map[fhirChecked]map[string]bool
+	n      int
+}
+
+const (
+	maxFHIRReadable       = 200_000
+	maxFHIRReadableStates = 16
+)
+
+func newFHIRReadability() *fhirReadability {
+	return &fhirReadability{states: map[fhirChecked]map[string]bool{}}
+}
+
+// get returns whether the viewer of at may read the record id, and whether that is known.
+func (c *fhirReadability) get(at fhirChecked, id string) (readable, known bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	readable, known = c.states[at][id]
+	return readable, known
+}
+
+// put keeps whether the viewer of at may read the record id.
+func (c *fhirReadability) put(at fhirChecked, id string, readable bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.states[at]
+	if m == nil || c.n >= maxFHIRReadable {
+		if c.n >= maxFHIRReadable || len(c.states) >= maxFHIRReadableStates {
+			c.states, c.n = map[fhirChecked]map[string]bool{}, 0
+		}
+		if m = c.states[at]; m == nil {
+			m = map[string]bool{}
+			c.states[at] = m
+		}
+	}
+	if _, had := m[id]; !had {
+		c.n++
+	}
+	m[id] = readable
+}
