@@ -89,14 +89,14 @@ type Server struct {
 	admit     *admission
 	// expensiveRoutes are the patterns of the expensive read routes (handleExpensive).
 	expensiveRoutes map[string]bool
-	bodies          *bodyCache // coded forms of bodies composed at read time
-	pages           *pageCache // record pages as composed
-	fhirResources   *fhirCache // FHIR resources mapped from views (fhircache.go)
-	fhirAhead       *fhirAhead // FHIR search pages made ahead of their request (fhirahead.go)
-	fhirReadable    *fhirReadability
-	cursors         *cursorKeys  // sign and hide the list cursors
-	vouch           string       // on a primary with a replication token, the credential edges vouch with
-	forward         http.Handler // on an edge, what sends a request to the primary; nil elsewhere
+	bodies          *bodyCache       // coded forms of bodies composed at read time
+	pages           *pageCache       // record pages as composed
+	fhirResources   *fhirCache       // FHIR resources mapped from views (fhircache.go)
+	fhirAhead       *fhirAhead       // FHIR search pages made ahead of their request (fhirahead.go)
+	fhirReadable    *fhirReadability // whether viewers may read referenced records (fhircache.go)
+	cursors         *cursorKeys      // sign and hide the list cursors
+	vouch           string           // on a primary with a replication token, the credential edges vouch with
+	forward         http.Handler     // on an edge, what sends a request to the primary; nil elsewhere
 	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
 	tokenFailures tokenFailures
 	// copyFreeRoutes are the patterns of the read routes whose answer does not come from the
