@@ -146,7 +146,10 @@ func leadingLinks(body []byte) []link {
 			if err := d.Decode(&links); err != nil {
 				return nil
 			}
-			return append(links, link{})[:len(links)]
+			if links == nil {
+				links = []link{}
+			}
+			return links
 		}
 		var skip json.RawMessage
 		if err := d.Decode(&skip); err != nil {
