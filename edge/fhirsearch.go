@@ -102,11 +102,13 @@ func (s *Server) handleFHIRSearch(w http.ResponseWriter, r *http.Request) {
 	ahead := search.Page != "" && fs.aheadable()
 	if ahead {
 		if p := s.fhirAhead.take(r.Context(), aheadKey(key, after, r.URL.Query()), fr.checked); p != nil {
-			s.cacheTags(w, r, dirTag(r, "fhir"))
-			s.writeFHIRTagged(w, r, viewer.Audience, p.body, p.etag, p.f, "", p.attribution)
+			// The page after is begun before this one is written, so it is under way (and kept)
+			// by the time the client has this one.
 			if p.next != nil {
 				s.fetchAhead(r, viewer, t, kind, key, p.after, p.next)
 			}
+			s.cacheTags(w, r, dirTag(r, "fhir"))
+			s.writeFHIRTagged(w, r, viewer.Audience, p.body, p.etag, p.f, "", p.attribution)
 			return
 		}
 	}
@@ -119,11 +121,11 @@ func (s *Server) handleFHIRSearch(w http.ResponseWriter, r *http.Request) {
 	if b.addresses {
 		attribution = fr.info.Attribution
 	}
-	s.cacheTags(w, r, dirTag(r, "fhir"))
-	s.writeFHIR(w, r, viewer.Audience, body, "", attribution)
 	if ahead && b.next != nil {
 		s.fetchAhead(r, viewer, t, kind, key, b.after, b.next)
 	}
+	s.cacheTags(w, r, dirTag(r, "fhir"))
+	s.writeFHIR(w, r, viewer.Audience, body, "", attribution)
 }
 
 // run runs the search from the position after and returns its page and the page's Bundle as JSON.
