@@ -5,7 +5,8 @@
 #   2. first search pages HealthcareService?service-type=T&address-postalcode=P&_count=20 for random
 #      (type, postcode) pairs of the directory's services: latency percentiles (wrk, one connection);
 #   3. paging every HealthcareService with _count=100 from the first page to the last
-#      (bench/fhirpage): resources per second.
+#      (bench/fhirpage, which reads a page's entries while it asks for the next; the server makes
+#      each next page while the client reads the one it has): resources per second.
 # The machine's load average is printed beside the figures: they are indicative on a shared host.
 #
 #   bench/fhir.sh [SERVICES] [DURATION]      defaults: 100000 services, 10s per server and round

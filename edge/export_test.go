@@ -26,3 +26,21 @@ func (s *Server) Occupy(bound string) (release func()) {
 
 // ShardOf returns the per-directory admission bound a slug hashes to.
 func ShardOf(slug string) uint32 { return shardOf(slug) }
+
+// AheadPages waits until every FHIR search page in the making ahead of its request is made, and
+// returns how many are kept, and how many requests were answered with one so far.
+func (s *Server) AheadPages() (kept int, taken int64) {
+	s.fhirAhead.mu.Lock()
+	pages := make([]*aheadPage, 0, len(s.fhirAhead.pages))
+	for _, p := range s.fhirAhead.pages {
+		pages = append(pages, p)
+	}
+	s.fhirAhead.mu.Unlock()
+	for _, p := range pages {
+		<-p.done
+		if p.body != nil {
+			kept++
+		}
+	}
+	return kept, s.fhirAhead.taken.Load()
+}

@@ -136,13 +136,18 @@ var notAcceptable = &dirsvc.Error{Code: fhir.ENotAcceptable, Message: "Only FHIR
 // writeFHIR writes a FHIR body with its entity tag (304 to a matching If-None-Match), the audience
 // it was made for and, when it carries addresses, their attribution.
 func (s *Server) writeFHIR(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, body []byte, lastUpdated string, attribution string) {
+	etag, f := s.composed(body)
+	s.writeFHIRTagged(w, r, a, body, etag, f, lastUpdated, attribution)
+}
+
+// writeFHIRTagged is writeFHIR with the body's entity tag and forms (composed) given.
+func (s *Server) writeFHIRTagged(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, body []byte, etag string, f forms, lastUpdated string, attribution string) {
 	h := w.Header()
 	setAudience(w, a)
 	if attribution != "" {
 		setAttribution(h, attribution)
 	}
 	s.cacheFor(w, r)
-	etag, f := s.composed(body)
 	if t, err := time.Parse(time.RFC3339Nano, lastUpdated); err == nil {
 		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
 	}
@@ -242,8 +247,9 @@ func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirRead
 	return fr, nil
 }
 
-// canRead reports whether the caller may read the record id: a read of it would answer 200. A
-// failed read counts as not readable, and fails the request (fr.err).
+// canRead reports whether the caller may read the record id: a read of it would answer 200 (as
+// known for the caller's state, fhirReadability, or read now). A failed read counts as not
+// readable, and fails the request (fr.err).
 func (fr *fhirReader) canRead(id string) bool {
 	fr.mu.Lock()
 	ok, seen := fr.readable[id]
@@ -251,16 +257,25 @@ func (fr *fhirReader) canRead(id string) bool {
 	if seen {
 		return ok
 	}
+	if ok, known := fr.s.fhirReadable.get(fr.checked, id); known {
+		fr.setReadable(id, ok)
+		return ok
+	}
 	kind := dirsvc.KindOfID(id)
+	failed := false
 	if kind != "" && fr.viewer.Narrowing.AllowsKind(kind) {
 		st, err := fr.dir.Record(fr.ctx, id, fr.viewer)
 		switch {
 		case errors.Is(err, dirsvc.ErrNotFound):
 		case err != nil:
 			fr.fail(err)
+			failed = true
 		default:
 			ok = st.View != nil && st.Kind == kind
 		}
+	}
+	if !failed {
+		fr.s.fhirReadable.put(fr.checked, id, ok)
 	}
 	fr.setReadable(id, ok)
 	return ok

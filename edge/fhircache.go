@@ -185,7 +185,8 @@ func encodeFHIREntry(k fhirCacheKey, e *fhirCacheEntry) []byte {
 	r := e.res
 	n := 16*binary.MaxVarintLen64 + len(k.dir) + len(k.id) + len(k.etag) + len(e.checked.viewer) + len(e.refs) +
 		len(r.Type) + len(r.ID) + len(r.Source) + len(r.LastUpdated) + len(r.VersionID) + len(r.Refs) + len(r.Search)
-	b := make([]byte, 0, n+len(r.Body)/2)
+	// Room for the body compressed at worst, so that it is compressed in place.
+	b := make([]byte, 0, n+s2.MaxEncodedLen(len(r.Body)))
 	for _, s := range []string{k.dir, k.id, k.etag} {
 		b = appendEntryString(b, s)
 	}
@@ -194,7 +195,7 @@ func encodeFHIREntry(k fhirCacheKey, e *fhirCacheEntry) []byte {
 	for _, s := range []string{e.checked.viewer, string(e.refs), r.Type, r.ID, r.Source, r.LastUpdated, r.VersionID, string(r.Refs), string(r.Search)} {
 		b = appendEntryString(b, s)
 	}
-	return append(b, s2.EncodeBetter(nil, r.Body)...)
+	return append(b, s2.EncodeBetter(b[len(b):cap(b)], r.Body)...)
 }
 
 func appendEntryString(b []byte, s string) []byte {
@@ -250,4 +251,53 @@ func (d *entryDecoder) bytes() []byte {
 	s := d.b[:n:n]
 	d.b = d.b[n:]
 	return s
+}
+
+// fhirReadability keeps whether a viewer may read each record a mapping asked about, across
+// requests, by fhirChecked (the open directory, its generation, the viewer): what a viewer may read
+// changes only with the directory's generation, as the cache's shortcut holds (see fhirCache), so a
+// paging client's references (the same organisations and locations, page after page) are looked
+// up once a generation rather than once a page. It holds at most maxFHIRReadable answers over at
+// most maxFHIRReadableStates states, and starts again empty when it would hold more.
+type fhirReadability struct {
+	mu     sync.Mutex
+	states map[fhirChecked]map[string]bool
+	n      int
+}
+
+const (
+	maxFHIRReadable       = 200_000
+	maxFHIRReadableStates = 16
+)
+
+func newFHIRReadability() *fhirReadability {
+	return &fhirReadability{states: map[fhirChecked]map[string]bool{}}
+}
+
+// get returns whether the viewer of at may read the record id, and whether that is known.
+func (c *fhirReadability) get(at fhirChecked, id string) (readable, known bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	readable, known = c.states[at][id]
+	return readable, known
+}
+
+// put keeps whether the viewer of at may read the record id.
+func (c *fhirReadability) put(at fhirChecked, id string, readable bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.states[at]
+	if m == nil || c.n >= maxFHIRReadable {
+		if c.n >= maxFHIRReadable || len(c.states) >= maxFHIRReadableStates {
+			c.states, c.n = map[fhirChecked]map[string]bool{}, 0
+		}
+		if m = c.states[at]; m == nil {
+			m = map[string]bool{}
+			c.states[at] = m
+		}
+	}
+	if _, had := m[id]; !had {
+		c.n++
+	}
+	m[id] = readable
 }

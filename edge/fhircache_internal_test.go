@@ -83,3 +83,38 @@ func TestFHIRCacheStaysInItsBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestFHIRReadabilityIsKeptByStateAndBounded keeps answers under states: an answer is found under
+// its own state only, and the memory starts again empty rather than grow past its bounds.
+func TestFHIRReadabilityIsKeptByStateAndBounded(t *testing.T) {
+	c := newFHIRReadability()
+	at := fhirChecked{epoch: 1, gen: 5, viewer: "public{}"}
+	c.put(at, "loc_1", true)
+	c.put(at, "org_2", false)
+	if ok, known := c.get(at, "loc_1"); !ok || !known {
+		t.Errorf("loc_1: %v %v, want readable and known", ok, known)
+	}
+	if ok, known := c.get(at, "org_2"); ok || !known {
+		t.Errorf("org_2: %v %v, want not readable and known", ok, known)
+	}
+	for _, other := range []fhirChecked{{1, 6, "public{}"}, {2, 5, "public{}"}, {1, 5, "partner{}"}} {
+		if _, known := c.get(other, "loc_1"); known {
+			t.Errorf("the answer of %+v is found under %+v", at, other)
+		}
+	}
+	for g := range maxFHIRReadableStates + 1 {
+		c.put(fhirChecked{epoch: 1, gen: uint64(100 + g)}, "loc_1", true)
+	}
+	if len(c.states) > maxFHIRReadableStates {
+		t.Errorf("%d states kept, at most %d", len(c.states), maxFHIRReadableStates)
+	}
+	if _, known := c.get(at, "loc_1"); known {
+		t.Error("the first state is still kept after more states than the bound")
+	}
+	for i := range maxFHIRReadable + 10 {
+		c.put(at, fmt.Sprintf("svc_%d", i), true)
+	}
+	if c.n > maxFHIRReadable {
+		t.Errorf("%d answers kept, at most %d", c.n, maxFHIRReadable)
+	}
+}

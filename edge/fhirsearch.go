@@ -99,13 +99,20 @@ func (s *Server) handleFHIRSearch(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	fs := &fhirSearch{fhirReader: fr, typ: t, kind: kind, search: search}
-	fs.source = fs.sourceOf()
-	b, err := fs.bundle(r, after, key)
-	if err != nil {
-		s.fhirError(w, r, err)
-		return
+	ahead := search.Page != "" && fs.aheadable()
+	if ahead {
+		if p := s.fhirAhead.take(r.Context(), aheadKey(key, after, r.URL.Query()), fr.checked); p != nil {
+			// The page after is begun before this one is written, so it is under way (and kept)
+			// by the time the client has this one.
+			if p.next != nil {
+				s.fetchAhead(r, viewer, t, kind, key, p.after, p.next)
+			}
+			s.cacheTags(w, r, dirTag(r, "fhir"))
+			s.writeFHIRTagged(w, r, viewer.Audience, p.body, p.etag, p.f, "", p.attribution)
+			return
+		}
 	}
-	body, err := fhir.WriteBundle(b.bundle)
+	b, body, err := fs.run(r, after, key)
 	if err != nil {
 		s.fhirError(w, r, err)
 		return
@@ -114,8 +121,25 @@ func (s *Server) handleFHIRSearch(w http.ResponseWriter, r *http.Request) {
 	if b.addresses {
 		attribution = fr.info.Attribution
 	}
+	if ahead && b.next != nil {
+		s.fetchAhead(r, viewer, t, kind, key, b.after, b.next)
+	}
 	s.cacheTags(w, r, dirTag(r, "fhir"))
 	s.writeFHIR(w, r, viewer.Audience, body, "", attribution)
+}
+
+// run runs the search from the position after and returns its page and the page's Bundle as JSON.
+func (fs *fhirSearch) run(r *http.Request, after, key string) (*searchPage, []byte, error) {
+	fs.source = fs.sourceOf()
+	b, err := fs.bundle(r, after, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := fhir.WriteBundle(b.bundle)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, body, nil
 }
 
 // sourceOf chooses the candidates of the search: the ids asked for, the records carrying an
@@ -496,10 +520,13 @@ func (fs *fhirSearch) walk(after string, want, budget int) (found []candidate, l
 	return found, last, false, nil
 }
 
-// searchPage is a search's answer and whether it carries addresses.
+// searchPage is a search's answer, whether it carries addresses, and the query and position of its
+// next link (nil and empty when it has none).
 type searchPage struct {
 	bundle    *fhir.Bundle
 	addresses bool
+	next      url.Values
+	after     string
 }
 
 // bundle runs the search from the position after and returns its searchset Bundle.
@@ -542,6 +569,7 @@ func (fs *fhirSearch) bundle(r *http.Request, after, key string) (*searchPage, e
 			q := r.URL.Query()
 			q.Del("_page")
 			q.Set("_page", fs.s.cursors.seal(next, key))
+			out.next, out.after = q, next
 			b.Link = append(b.Link, fhir.Link{Relation: "next", URL: base + "/" + fs.typ + "?" + encodeQuery(q)})
 		}
 		included := map[string]bool{}

@@ -89,12 +89,14 @@ type Server struct {
 	admit     *admission
 	// expensiveRoutes are the patterns of the expensive read routes (handleExpensive).
 	expensiveRoutes map[string]bool
-	bodies          *bodyCache   // coded forms of bodies composed at read time
-	pages           *pageCache   // record pages as composed
-	fhirResources   *fhirCache   // FHIR resources mapped from views (fhircache.go)
-	cursors         *cursorKeys  // sign and hide the list cursors
-	vouch           string       // on a primary with a replication token, the credential edges vouch with
-	forward         http.Handler // on an edge, what sends a request to the primary; nil elsewhere
+	bodies          *bodyCache       // coded forms of bodies composed at read time
+	pages           *pageCache       // record pages as composed
+	fhirResources   *fhirCache       // FHIR resources mapped from views (fhircache.go)
+	fhirAhead       *fhirAhead       // FHIR search pages made ahead of their request (fhirahead.go)
+	fhirReadable    *fhirReadability // whether viewers may read referenced records (fhircache.go)
+	cursors         *cursorKeys      // sign and hide the list cursors
+	vouch           string           // on a primary with a replication token, the credential edges vouch with
+	forward         http.Handler     // on an edge, what sends a request to the primary; nil elsewhere
 	// tokenFailures counts wrong admin and replication tokens per client address (RequireBearer).
 	tokenFailures tokenFailures
 	// copyFreeRoutes are the patterns of the read routes whose answer does not come from the
@@ -128,7 +130,7 @@ func New(cfg Config) *Server {
 		anonymous: newLimiter[netip.Addr](maxLimited), clients: newLimiter[clientLimitKey](maxLimited),
 		bodies: newBodyCache(), pages: newPageCache(max(cfg.PageCacheBytes, 0)), admit: newAdmission(cfg.Admission),
 		expensiveRoutes: map[string]bool{}, copyFreeRoutes: map[string]bool{}, cursors: newCursorKeys(cfg.CursorSecret),
-		fhirResources: newFHIRCache()}
+		fhirResources: newFHIRCache(), fhirAhead: newFHIRAhead(), fhirReadable: newFHIRReadability()}
 	if s.openapi = cfg.OpenAPI; s.openapi == nil {
 		s.openapi = openAPIDoc
 	}

@@ -2,9 +2,15 @@
 // search from its first page to its end, over one keep-alive connection, and reports the resources
 // and pages per second, and each page's latency at the 50th, 95th and 99th percentiles. It checks
 // that no resource appears twice.
+//
+// Like a client that processes pages as they come, it reads each page's links (which a searchset
+// Bundle of this server gives before its entries), asks for the next page, and reads the entries of
+// the page it has meanwhile, on another goroutine; --serial reads each page whole before asking for
+// the next.
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -21,9 +27,18 @@ func main() {
 	base := flag.String("base", "http://127.0.0.1:8090", "the server's address")
 	path := flag.String("path", "/v1/d/demo/fhir/HealthcareService?_count=100", "the first page")
 	public := flag.String("public-base", "http://localhost:8090", "the base URL the server writes links with")
+	serial := flag.Bool("serial", false, "read each page whole before asking for the next")
 	flag.Parse()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
 	seen := map[string]bool{}
+	pages := make(chan []byte, 4)
+	checked := make(chan struct{})
+	go func() {
+		defer close(checked)
+		for body := range pages {
+			checkEntries(body, seen)
+		}
+	}()
 	var lat []time.Duration
 	start := time.Now()
 	next := *base + *path
@@ -42,41 +57,104 @@ func main() {
 		if resp.StatusCode != 200 {
 			log.Fatalf("%s: %d %s", next, resp.StatusCode, body)
 		}
-		var b struct {
-			Link []struct {
-				Relation string `json:"relation"`
-				URL      string `json:"url"`
-			} `json:"link"`
-			Entry []struct {
-				FullURL string `json:"fullUrl"`
-				Search  struct {
-					Mode string `json:"mode"`
-				} `json:"search"`
-			} `json:"entry"`
-		}
-		if err := json.Unmarshal(body, &b); err != nil {
-			log.Fatal(err)
-		}
-		for _, e := range b.Entry {
-			if e.Search.Mode != "match" {
-				continue
+		var links []link
+		if *serial {
+			links = checkEntries(body, seen)
+		} else {
+			if links = leadingLinks(body); links == nil {
+				links = allLinks(body)
 			}
-			if seen[e.FullURL] {
-				log.Fatalf("%s twice", e.FullURL)
-			}
-			seen[e.FullURL] = true
+			pages <- body
 		}
 		next = ""
-		for _, l := range b.Link {
+		for _, l := range links {
 			if l.Relation == "next" {
 				next = *base + strings.TrimPrefix(l.URL, *public)
 			}
 		}
 	}
+	close(pages)
+	<-checked
 	d := time.Since(start)
 	slices.Sort(lat)
 	pct := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
 	fmt.Fprintf(os.Stdout, "%d resources in %d pages in %.2fs: %.0f resources/s; page latency p50 %v p95 %v p99 %v\n",
 		len(seen), len(lat), d.Seconds(), float64(len(seen))/d.Seconds(), pct(0.5).Round(time.Microsecond),
 		pct(0.95).Round(time.Microsecond), pct(0.99).Round(time.Microsecond))
+}
+
+type link struct {
+	Relation string `json:"relation"`
+	URL      string `json:"url"`
+}
+
+// checkEntries reads a page whole, records its matches in seen (ending the run on one seen
+// before) and returns its links.
+func checkEntries(body []byte, seen map[string]bool) []link {
+	var b struct {
+		Link  []link `json:"link"`
+		Entry []struct {
+			FullURL string `json:"fullUrl"`
+			Search  struct {
+				Mode string `json:"mode"`
+			} `json:"search"`
+		} `json:"entry"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		log.Fatal(err)
+	}
+	for _, e := range b.Entry {
+		if e.Search.Mode != "match" {
+			continue
+		}
+		if seen[e.FullURL] {
+			log.Fatalf("%s twice", e.FullURL)
+		}
+		seen[e.FullURL] = true
+	}
+	return b.Link
+}
+
+// allLinks returns the links of a Bundle wherever they are.
+func allLinks(body []byte) []link {
+	var b struct {
+		Link []link `json:"link"`
+	}
+	if err := json.Unmarshal(body, &b); err != nil {
+		log.Fatal(err)
+	}
+	return b.Link
+}
+
+// leadingLinks returns the links of a Bundle when they come before its entries (an empty, non-nil
+// slice for a Bundle without links or entries), else nil.
+func leadingLinks(body []byte) []link {
+	d := json.NewDecoder(bytes.NewReader(body))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return nil
+		}
+		switch t {
+		case "entry":
+			return nil
+		case "link":
+			var links []link
+			if err := d.Decode(&links); err != nil {
+				return nil
+			}
+			if links == nil {
+				links = []link{}
+			}
+			return links
+		}
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return []link{}
 }
