@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+
+	"github.com/dirsvc/dirsvc"
 )
 
 // elementsOf are the top-level elements of each type a client may ask for with _elements.
@@ -115,10 +117,17 @@ type Bundle struct {
 // WriteBundle writes a searchset Bundle without decoding its entries' resources again: the
 // entries' JSON is copied as it is.
 func WriteBundle(b *Bundle) ([]byte, error) {
-	var buf bytes.Buffer
+	// Sized once for the entries: growing the buffer as it filled was a quarter of what a page of
+	// 100 resources allocated.
+	size := 512
+	for _, e := range b.Entry {
+		size += len(e.Resource) + len(e.FullURL) + 48
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
 	buf.WriteString(`{"resourceType":"Bundle"`)
 	if b.ID != "" {
-		buf.WriteString(`,"id":` + strconv.Quote(b.ID))
+		buf.WriteString(`,"id":`)
+		buf.Write(dirsvc.AppendJSONString(buf.AvailableBuffer(), b.ID))
 	}
 	if b.Meta != nil {
 		m, err := json.Marshal(b.Meta)
@@ -148,12 +157,16 @@ func WriteBundle(b *Bundle) ([]byte, error) {
 			}
 			buf.WriteByte('{')
 			if e.FullURL != "" {
-				buf.WriteString(`"fullUrl":` + strconv.Quote(e.FullURL) + `,`)
+				buf.WriteString(`"fullUrl":`)
+				buf.Write(dirsvc.AppendJSONString(buf.AvailableBuffer(), e.FullURL))
+				buf.WriteByte(',')
 			}
 			buf.WriteString(`"resource":`)
 			buf.Write(e.Resource)
 			if e.Search != nil {
-				buf.WriteString(`,"search":{"mode":` + strconv.Quote(e.Search.Mode) + `}`)
+				buf.WriteString(`,"search":{"mode":`)
+				buf.Write(dirsvc.AppendJSONString(buf.AvailableBuffer(), e.Search.Mode))
+				buf.WriteByte('}')
 			}
 			buf.WriteByte('}')
 		}
