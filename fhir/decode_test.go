@@ -119,19 +119,7 @@ func TestMapperDecodingRefusesBrokenViews(t *testing.T) {
 	m := &Mapper{BodiesOnly: true}
 	for _, kind := range []dirsvc.Kind{dirsvc.KindOrganisation, dirsvc.KindLocation, dirsvc.KindService, dirsvc.KindPractitioner, dirsvc.KindRole} {
 		for range 20 {
-			var v any
-			switch kind {
-			case dirsvc.KindOrganisation:
-				v = new(dirsvc.OrganisationView)
-			case dirsvc.KindLocation:
-				v = new(dirsvc.LocationView)
-			case dirsvc.KindService:
-				v = new(dirsvc.ServiceView)
-			case dirsvc.KindPractitioner:
-				v = new(dirsvc.PractitionerView)
-			case dirsvc.KindRole:
-				v = new(dirsvc.RoleView)
-			}
+			v := newView(kind)
 			randomize(rnd, reflect.ValueOf(v).Elem())
 			body, err := json.Marshal(v)
 			if err != nil {

@@ -423,23 +423,30 @@ func (m *Mapper) Map(view any) (*Resource, error) {
 // encoding/json from the same Go types, so the two agree on them: exact-case names, valid UTF-8, no
 // duplicate names (TestDecodeViewAgreesWithEncodingJSON).
 func DecodeView(kind dirsvc.Kind, body []byte) (any, error) {
-	var v any
-	switch kind {
-	case dirsvc.KindOrganisation:
-		v = new(dirsvc.OrganisationView)
-	case dirsvc.KindLocation:
-		v = new(dirsvc.LocationView)
-	case dirsvc.KindService:
-		v = new(dirsvc.ServiceView)
-	case dirsvc.KindPractitioner:
-		v = new(dirsvc.PractitionerView)
-	case dirsvc.KindRole:
-		v = new(dirsvc.RoleView)
-	default:
+	v := newView(kind)
+	if v == nil {
 		return nil, errUnknownView
 	}
 	if err := jsonv2.Unmarshal(body, v); err != nil {
 		return nil, err
 	}
 	return v, nil
+}
+
+// newView returns a new, empty view of a record of kind (a pointer to it); nil for a kind without
+// a resource.
+func newView(kind dirsvc.Kind) any {
+	switch kind {
+	case dirsvc.KindOrganisation:
+		return new(dirsvc.OrganisationView)
+	case dirsvc.KindLocation:
+		return new(dirsvc.LocationView)
+	case dirsvc.KindService:
+		return new(dirsvc.ServiceView)
+	case dirsvc.KindPractitioner:
+		return new(dirsvc.PractitionerView)
+	case dirsvc.KindRole:
+		return new(dirsvc.RoleView)
+	}
+	return nil
 }
