@@ -5,7 +5,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -128,5 +131,55 @@ func TestWalkPreparedKeepsEachRecordUntilWritten(t *testing.T) {
 	}
 	if n != len(views) {
 		t.Errorf("%d records written, %d walked", n, len(views))
+	}
+}
+
+// TestPartFilesSyncAsTheyGo writes files in parts with a background sync every few parts: each
+// committed file holds every record in order, and a file aborted while a sync runs is gone.
+func TestPartFilesSyncAsTheyGo(t *testing.T) {
+	dir := t.TempDir()
+	for _, abort := range []bool{false, true} {
+		name := fmt.Sprintf("records-%v.ndjson", abort)
+		f, err := createPart(dir, name, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.syncEvery = 4 << 10
+		var want bytes.Buffer
+		syncs := 0
+		for i := range 5000 {
+			line := fmt.Sprintf("{\"record\":%d,\"text\":%q}\n", i, strings.Repeat("x", i%97))
+			want.WriteString(line)
+			if _, err := f.WriteString(line); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.recorded(); err != nil {
+				t.Fatal(err)
+			}
+			if f.syncing != nil {
+				syncs++
+			}
+		}
+		if syncs == 0 {
+			t.Fatalf("%s: no sync began while it was written", name)
+		}
+		if abort {
+			f.abort()
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("after an abort the folder holds %d files, want the one committed before", len(entries))
+			}
+			continue
+		}
+		n, err := f.commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != int64(want.Len()) || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%s: %d bytes (said %d), want %d as written", name, len(got), n, want.Len())
+		}
 	}
 }
