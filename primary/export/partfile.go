@@ -26,7 +26,7 @@ type partFile struct {
 	sinceFlush  int
 	written     int64      // bytes given to Write
 	syncedTo    int64      // written when the last background sync began
-	syncEvery   int64      // syncAhead
+	syncEvery   int64      // bytes written between background syncs (syncAhead)
 	syncing     chan error // the background sync running, which sends its error; nil if none
 }
 

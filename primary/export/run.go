@@ -437,8 +437,8 @@ func walkPrepared(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kin
 	}
 	cur := newBatch()
 	err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
-		// A body that does not fit the block goes to a new one: the block's earlier bodies stay
-		// where they are, in the one left to the collector.
+		// A block a body does not fit grows (append makes it anew): the bodies already in it keep
+		// the old one, left to the collector.
 		n := len(*cur.bodies)
 		*cur.bodies = append(*cur.bodies, p.Body...)
 		body := (*cur.bodies)[n:len(*cur.bodies):len(*cur.bodies)]
@@ -566,7 +566,7 @@ type readability struct {
 
 // walkedIDs are the IDs of one kind's records: ids (text, once the kind is walked to its end) holds
 // them one after another, ends[i] is where the i-th ends, and slots is a hash table of them (open
-// addressing: 1 + an ID's index, 0 for none). No pointers for the collector to follow.
+// addressing: 1 + an ID's index, 0 for none). No pointer per ID for the collector to follow.
 type walkedIDs struct {
 	prefix string
 	ids    []byte
@@ -580,8 +580,8 @@ var idSeed = maphash.MakeSeed()
 
 // maxRemembered bounds the IDs a readability keeps, walked (about 40 bytes each: 40 MB for a
 // directory of 350,000 services) or answered by the snapshot (about 60 bytes each, at most
-// maxAnswers); past the bound, the walked IDs of further kinds are not kept, and the answers are
-// forgotten.
+// maxAnswers); past the bound, further walked IDs are not kept (they are asked of the snapshot),
+// and the answers are forgotten.
 const (
 	maxRemembered = 1_000_000
 	maxAnswers    = 100_000
