@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/dirsvc/dirsvc"
@@ -55,12 +56,15 @@ type snapshot struct {
 	tx   *sql.Tx
 	once sync.Once
 	// stmts are the point statements (Readable, Leadership) prepared once for the snapshot: an
-	// export runs one for most records it writes.
+	// export runs one for most records it writes, from more than one goroutine (mu).
+	mu    sync.Mutex
 	stmts map[string]*sql.Stmt
 }
 
 // stmt returns the statement of query prepared in the snapshot's transaction.
 func (s *snapshot) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if st := s.stmts[query]; st != nil {
 		return st, nil
 	}
@@ -122,14 +126,28 @@ func (s *snapshot) Walk(ctx context.Context, kind dirsvc.Kind, fn func(p dirsvc.
 	return nil
 }
 
+// walkColumns begins the statement of every walk (walkSQL), and walkOrder ends it (its limit the
+// last argument).
+const (
+	walkColumns = "SELECT p.public_id, p.body, p.etag"
+	walkOrder   = "\nORDER BY p.public_id LIMIT ?"
+)
+
 // Count returns how many records Walk gives for kind: the walk's statement, counted.
 func (s *snapshot) Count(ctx context.Context, kind dirsvc.Kind) (int64, error) {
 	q, ok := walkSQL(s.v, kind)
 	if !ok {
 		return 0, nil
 	}
+	// The walk's rows counted as they are found: without their views, and without the order and
+	// limit of a page.
+	body, found := strings.CutPrefix(q.sql, walkColumns)
+	body, ordered := strings.CutSuffix(body, walkOrder)
+	if !found || !ordered {
+		return 0, fmt.Errorf("count %ss: the walk's statement is not %s...%s", kind, walkColumns, walkOrder)
+	}
 	var n int64
-	if err := s.tx.QueryRowContext(ctx, "SELECT count(*) FROM ("+q.sql+")", q.args...).Scan(&n); err != nil {
+	if err := s.tx.QueryRowContext(ctx, "SELECT count(*)"+body, q.args[:len(q.args)-1]...).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count %ss: %w", kind, err)
 	}
 	return n, nil

@@ -187,6 +187,9 @@ func availableTimes(h *dirsvc.OpeningHours) ([]AvailableTime, []NotAvailable, st
 		return nil, nil, ""
 	}
 	var out []AvailableTime
+	if n := intervals(h); n > 0 {
+		out = make([]AvailableTime, 0, n)
+	}
 	if h.Always {
 		out = append(out, AvailableTime{DaysOfWeek: days, AllDay: true})
 	}
@@ -210,12 +213,28 @@ func availableTimes(h *dirsvc.OpeningHours) ([]AvailableTime, []NotAvailable, st
 	return out, na, exceptions(h)
 }
 
+// intervals is how many times opening hours give (availableTimes, hoursOfOperation): their slices
+// are made at that size, not grown.
+func intervals(h *dirsvc.OpeningHours) int {
+	n := 0
+	if h.Always {
+		n++
+	}
+	for _, d := range h.Weekly {
+		n += len(d.Intervals)
+	}
+	return n
+}
+
 // hoursOfOperation maps opening hours to a Location's hoursOfOperation.
 func hoursOfOperation(h *dirsvc.OpeningHours) ([]HoursOfOperation, string) {
 	if h == nil {
 		return nil, ""
 	}
 	var out []HoursOfOperation
+	if n := intervals(h); n > 0 {
+		out = make([]HoursOfOperation, 0, n)
+	}
 	if h.Always {
 		out = append(out, HoursOfOperation{DaysOfWeek: days, AllDay: true})
 	}

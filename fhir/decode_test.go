@@ -65,11 +65,17 @@ func randomize(rnd *rand.Rand, v reflect.Value) {
 
 // TestMapperDecodesWhatTheMappingReads maps random views of every kind decoded in full and decoded
 // by a mapper that makes bodies only: the bodies must be the same, so the members such a mapper
-// leaves out are none that the mapping reads.
+// leaves out are none that the mapping reads. A mapper that writes the bodies into a buffer of the
+// caller's (Mapper.Bodies) makes them the same too, one after another in the buffer, each left as
+// it was by the bodies written after it.
 func TestMapperDecodesWhatTheMappingReads(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
 	full := &Mapper{Country: "AU", Canonical: "https://d.example/fhir"}
 	bodies := &Mapper{Country: "AU", Canonical: "https://d.example/fhir", BodiesOnly: true}
+	var buf []byte
+	inBuffer := &Mapper{Country: "AU", Canonical: "https://d.example/fhir", BodiesOnly: true, Bodies: &buf}
+	var written [][]byte // the bodies written into buf, and copies of them as they were made
+	var copies [][]byte
 	kinds := map[dirsvc.Kind]reflect.Type{
 		dirsvc.KindOrganisation: reflect.TypeFor[dirsvc.OrganisationView](), dirsvc.KindLocation: reflect.TypeFor[dirsvc.LocationView](),
 		dirsvc.KindService: reflect.TypeFor[dirsvc.ServiceView](), dirsvc.KindPractitioner: reflect.TypeFor[dirsvc.PractitionerView](),
@@ -108,6 +114,30 @@ func TestMapperDecodesWhatTheMappingReads(t *testing.T) {
 			if !bytes.Equal(got, want) {
 				t.Fatalf("%s view %s\nmapped from the full view:\n%s\nfrom the mapper's decoding:\n%s", kind, body, want, got)
 			}
+			start := len(buf)
+			if got := mapAll(inBuffer, kind, body); !bytes.Equal(got, want) {
+				t.Fatalf("%s view %s\nmapped from the full view:\n%s\ninto a buffer:\n%s", kind, body, want, got)
+			}
+			if joined := bytes.ReplaceAll(want, []byte{'\n'}, nil); !bytes.Equal(buf[start:], joined) {
+				t.Fatalf("%s view %s: the buffer gained\n%s\nnot the bodies\n%s", kind, body, buf[start:], joined)
+			}
+			view, err := inBuffer.DecodeView(kind, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := inBuffer.Map(view)
+			if err != nil {
+				t.Fatal(err)
+			}
+			written, copies = append(written, res.Body), append(copies, bytes.Clone(res.Body))
+		}
+		if len(buf) > 1<<20 {
+			for i := range written {
+				if !bytes.Equal(written[i], copies[i]) {
+					t.Fatalf("a body written into the buffer changed:\n%s\nmade as\n%s", written[i], copies[i])
+				}
+			}
+			buf, written, copies = buf[:0], nil, nil
 		}
 	}
 }

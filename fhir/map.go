@@ -26,6 +26,11 @@ type Mapper struct {
 	// BodiesOnly: the resources are written, never searched (an export): their Refs and Search
 	// are left empty, and DecodeView decodes only the members of a view the bodies need.
 	BodiesOnly bool
+	// Bodies, when set, is where the resources' bodies are written: each is appended to it and its
+	// Body is that part of it, instead of a copy of its own (an export maps a batch of records into
+	// one buffer, which it reuses once their resources are written). A mapper with Bodies maps in
+	// one goroutine at a time.
+	Bodies *[]byte
 }
 
 func (m *Mapper) readable(id string) bool { return id != "" && (m.Readable == nil || m.Readable(id)) }
@@ -69,11 +74,12 @@ func instant(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.00
 type draft struct {
 	Resource
 	refs, search map[string][]string
+	bodies       *[]byte // the mapper's Bodies
 }
 
 func (m *Mapper) newResource(t, source string, h dirsvc.RecordHead) *draft {
 	r := &draft{Resource: Resource{Type: t, ID: ResourceID(source), Source: source, LastUpdated: instant(h.LastUpdated),
-		VersionID: strconv.FormatInt(h.Version, 10)}}
+		VersionID: strconv.FormatInt(h.Version, 10)}, bodies: m.Bodies}
 	if !m.BodiesOnly {
 		r.refs, r.search = map[string][]string{}, map[string][]string{}
 	}
@@ -115,17 +121,26 @@ var scratch = sync.Pool{New: func() any { return new([]byte) }}
 const maxScratch = 64 << 10
 
 func (r *draft) finish(v jsonAppender) (*Resource, error) {
-	buf := scratch.Get().(*[]byte)
-	b, err := v.appendJSON((*buf)[:0])
-	if err == nil {
-		r.Body = bytes.Clone(b)
-	}
-	if cap(b) <= maxScratch {
-		*buf = b[:0]
-		scratch.Put(buf)
-	}
-	if err != nil {
-		return nil, err
+	if r.bodies != nil {
+		start := len(*r.bodies)
+		b, err := v.appendJSON(*r.bodies)
+		if err != nil {
+			return nil, err
+		}
+		*r.bodies, r.Body = b, b[start:len(b):len(b)]
+	} else {
+		buf := scratch.Get().(*[]byte)
+		b, err := v.appendJSON((*buf)[:0])
+		if err == nil {
+			r.Body = bytes.Clone(b)
+		}
+		if cap(b) <= maxScratch {
+			*buf = b[:0]
+			scratch.Put(buf)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if r.search != nil {
 		r.search["_id"] = []string{r.ID}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -57,6 +58,10 @@ func (m *Main) exportDirectory(ctx context.Context, args []string) error {
 	if err != nil {
 		return m.noDirectory(err, rest[0])
 	}
+	// An export makes short-lived views and resources of every record, and keeps little: collecting
+	// half as often took about 8% off the CPU of a 100,000-service FHIR export for about 25 MB more
+	// peak memory (bench/export.sh), as import trades (importFile). The serving modes keep the default.
+	debug.SetGCPercent(200)
 	p := newProgress(m.Stderr)
 	o.Total, o.Progress = p.total, p.progress
 	start := time.Now()

@@ -26,6 +26,10 @@ type record struct {
 	// csv is the record's CSV row, and hsds its HSDS objects, once a worker made them.
 	csv  []byte
 	hsds []hsdsOut
+	// out, when set, is the block of the record's batch: the worker that prepares the record writes
+	// its FHIR resources' bodies into it (fhir.Mapper.Bodies), and they are valid until the batch
+	// is written.
+	out *[]byte
 }
 
 // fhirOut is a resource of a record and the type of the file it goes to.
@@ -233,12 +237,18 @@ func (w *fhirWriter) prepare(r *record) error {
 	if err != nil {
 		return err
 	}
+	m := w.mapper
+	if r.out != nil {
+		mb := *w.mapper
+		mb.Bodies = r.out
+		m = &mb
+	}
 	if w.types[t] {
 		var res *fhir.Resource
 		if ov, ok := v.(*dirsvc.OrganisationView); ok {
-			res, err = w.mapper.Organization(ov, r.leaders)
+			res, err = m.Organization(ov, r.leaders)
 		} else {
-			res, err = w.mapper.Map(v)
+			res, err = m.Map(v)
 		}
 		if err != nil {
 			return err
@@ -246,7 +256,7 @@ func (w *fhirWriter) prepare(r *record) error {
 		r.fhir = append(r.fhir, fhirOut{t, res})
 	}
 	if wantEndpoints {
-		eps, err := w.mapper.Endpoints(v.(*dirsvc.ServiceView))
+		eps, err := m.Endpoints(v.(*dirsvc.ServiceView))
 		if err != nil {
 			return err
 		}

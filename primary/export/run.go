@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -264,7 +267,11 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 			}
 			return nil
 		}
+		readable.begin(kind)
 		err := walkPrepared(ctx, snap, kind, ahead, prepare, func(rec *record) error {
+			if refers {
+				readable.add(rec.id)
+			}
 			if o.Since != nil {
 				h, err := rec.head()
 				if err != nil {
@@ -273,9 +280,6 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 				if !h.LastUpdated.After(*o.Since) {
 					return nil
 				}
-			}
-			if refers {
-				readable.walked(rec.id)
 			}
 			if kind == dirsvc.KindOrganisation && leaders {
 				if err := withLeaders(ctx, snap, rec, today); err != nil {
@@ -299,6 +303,7 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 		if err != nil {
 			return res, err
 		}
+		readable.done()
 		for _, w := range writers {
 			if err := w.end(kind); err != nil {
 				return res, err
@@ -324,14 +329,36 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 // prepareBatch is how many records go to a worker at a time.
 const prepareBatch = 128
 
-// bodyBlock is the size of the blocks the walk copies the records' views into.
-const bodyBlock = 256 << 10
+// batchBlock is the size a batch's blocks are made with: the records' views, copied from the walk,
+// and what the workers make of them (see record.out).
+const batchBlock = 512 << 10
 
-// walkBatch is a batch of records of a walk, prepared by a worker (done is closed then).
+// blocks are the batches' blocks, reused once a batch is written (all of them in flight make a
+// few megabytes); one grown past maxBlock is left to the collector.
+var blocks = sync.Pool{New: func() any { b := make([]byte, 0, batchBlock); return &b }}
+
+const maxBlock = 4 << 20
+
+// walkBatch is a batch of records of a walk, prepared by a worker (done is closed then). Its views
+// and what was made of them are in its blocks (bodies, out), which are reused once it is written:
+// nothing of a record outlives its write.
 type walkBatch struct {
-	recs []record
-	done chan struct{}
-	err  error
+	recs   []record
+	bodies *[]byte
+	out    *[]byte
+	done   chan struct{}
+	err    error
+}
+
+// release gives the batch's blocks back.
+func (b *walkBatch) release() {
+	for _, p := range []*[]byte{b.bodies, b.out} {
+		if cap(*p) <= maxBlock {
+			*p = (*p)[:0]
+			blocks.Put(p)
+		}
+	}
+	b.recs, b.bodies, b.out = nil, nil, nil
 }
 
 // preparer is a formatWriter with work of its own to do on each record before it is written that
@@ -387,6 +414,7 @@ func walkPrepared(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kin
 					}
 				}
 			}
+			b.release()
 			if err != nil {
 				cancel()
 			}
@@ -404,18 +432,17 @@ func walkPrepared(ctx context.Context, snap dirsvc.ReadSnapshot, kind dirsvc.Kin
 		return nil
 	}
 	newBatch := func() *walkBatch {
-		return &walkBatch{recs: make([]record, 0, prepareBatch), done: make(chan struct{})}
+		return &walkBatch{recs: make([]record, 0, prepareBatch), bodies: blocks.Get().(*[]byte), out: blocks.Get().(*[]byte),
+			done: make(chan struct{})}
 	}
 	cur := newBatch()
-	// The batches' records and bodies are allocated in blocks, as the walk gives them.
-	var bodies []byte
 	err := snap.Walk(ctx, kind, func(p dirsvc.Published) error {
-		if cap(bodies)-len(bodies) < len(p.Body) {
-			bodies = make([]byte, 0, max(bodyBlock, len(p.Body)))
-		}
-		n := len(bodies)
-		bodies = append(bodies, p.Body...)
-		cur.recs = append(cur.recs, record{kind: kind, id: p.PublicID, body: bodies[n:len(bodies):len(bodies)]})
+		// A block a body does not fit grows (append makes it anew): the bodies already in it keep
+		// the old one, left to the collector.
+		n := len(*cur.bodies)
+		*cur.bodies = append(*cur.bodies, p.Body...)
+		body := (*cur.bodies)[n:len(*cur.bodies):len(*cur.bodies)]
+		cur.recs = append(cur.recs, record{kind: kind, id: p.PublicID, body: body, out: cur.out})
 		if len(cur.recs) < prepareBatch {
 			return nil
 		}
@@ -515,46 +542,123 @@ func writeWhole(dir, name string, b []byte) error {
 	return os.Rename(tmp, filepath.Join(dir, name))
 }
 
-// readability answers whether the caller may read a record, from the snapshot, remembering the
-// answers for the records most referred to (bounded, so memory stays flat).
+// readability answers whether the caller may read a record, from the snapshot. The viewer may read
+// what it may list, so the records the walk gave are readable without a query: their IDs are kept,
+// a kind's in one block with a hash table of them, and a kind walked to its end is looked up without
+// a lock by the workers that map the next kinds (kinds are walked organisations first, so that
+// locations, services and roles refer mostly to records walked already). Other IDs are asked of the
+// snapshot, and the answers for the records most referred to are remembered (bounded, so memory
+// stays flat).
 type readability struct {
 	ctx  context.Context
 	snap dirsvc.ReadSnapshot
-	mu   sync.RWMutex // the decoding workers ask too (see preparer), mostly for answers remembered
+	// walked are the IDs of the kinds walked to their end; kept counts them. Set between kinds'
+	// walks only (done), read without a lock during them.
+	walked []walkedIDs
+	kept   int
+	// cur gathers the IDs of the kind being walked, from the goroutine that writes.
+	cur walkedIDs
+
+	mu   sync.Mutex // the answers of the snapshot, asked by the workers
 	seen map[string]bool
 	err  error
 }
 
-// maxRemembered bounds the answers a readability keeps (about 30 MB: every record of a directory of
-// 150,000 services); past it, it forgets them all.
-const maxRemembered = 500_000
+// walkedIDs are the IDs of one kind's records: ids (text, once the kind is walked to its end) holds
+// them one after another, ends[i] is where the i-th ends, and slots is a hash table of them (open
+// addressing: 1 + an ID's index, 0 for none). No pointer per ID for the collector to follow.
+type walkedIDs struct {
+	prefix string
+	ids    []byte
+	ends   []uint32
+	text   string
+	slots  []uint32
+}
+
+// idSeed seeds the hashes of walkedIDs.
+var idSeed = maphash.MakeSeed()
+
+// maxRemembered bounds the IDs a readability keeps, walked (about 40 bytes each: 40 MB for a
+// directory of 350,000 services) or answered by the snapshot (about 60 bytes each, at most
+// maxAnswers); past the bound, further walked IDs are not kept (they are asked of the snapshot),
+// and the answers are forgotten.
+const (
+	maxRemembered = 1_000_000
+	maxAnswers    = 100_000
+)
 
 func newReadability(ctx context.Context, snap dirsvc.ReadSnapshot) *readability {
 	return &readability{ctx: ctx, snap: snap, seen: map[string]bool{}}
 }
 
-// walked remembers that the walk gave the record id: the viewer may read what it may list, so
-// the many references to the records walked already (kinds are walked organisations first, so that
-// locations, services and roles refer mostly to those) cost no query.
-func (r *readability) walked(id string) {
-	r.mu.Lock()
-	r.remember(id, true)
-	r.mu.Unlock()
+// begin starts the IDs of the kind about to be walked.
+func (r *readability) begin(kind dirsvc.Kind) {
+	r.cur = walkedIDs{prefix: kind.IDPrefix()}
 }
 
-func (r *readability) remember(id string, ok bool) {
-	if len(r.seen) >= maxRemembered {
-		clear(r.seen)
+// add keeps the ID of a record the walk gave (the goroutine that writes calls it).
+func (r *readability) add(id string) {
+	c := &r.cur
+	if r.kept+len(c.ends) >= maxRemembered || len(c.ids)+len(id) > math.MaxUint32 {
+		return
 	}
-	r.seen[id] = ok
+	c.ids = append(c.ids, id...)
+	c.ends = append(c.ends, uint32(len(c.ids)))
+}
+
+// done ends the kind being walked: its IDs are looked up from then on. Called between kinds' walks.
+func (r *readability) done() {
+	c := r.cur
+	r.cur = walkedIDs{}
+	if len(c.ends) == 0 {
+		return
+	}
+	c.text, c.ids = string(c.ids), nil
+	n := 2
+	for n < 2*len(c.ends) {
+		n <<= 1
+	}
+	c.slots = make([]uint32, n)
+	mask := uint64(n - 1)
+	for i := range c.ends {
+		h := maphash.String(idSeed, c.at(i)) & mask
+		for c.slots[h] != 0 {
+			h = (h + 1) & mask
+		}
+		c.slots[h] = uint32(i) + 1
+	}
+	r.kept += len(c.ends)
+	r.walked = append(r.walked, c)
+}
+
+// at returns the i-th ID.
+func (w *walkedIDs) at(i int) string {
+	start := uint32(0)
+	if i > 0 {
+		start = w.ends[i-1]
+	}
+	return w.text[start:w.ends[i]]
+}
+
+// has reports whether id is one of the IDs.
+func (w *walkedIDs) has(id string) bool {
+	mask := uint64(len(w.slots) - 1)
+	for h := maphash.String(idSeed, id) & mask; ; h = (h + 1) & mask {
+		i := w.slots[h]
+		if i == 0 {
+			return false
+		}
+		if w.at(int(i-1)) == id {
+			return true
+		}
+	}
 }
 
 func (r *readability) check(id string) bool {
-	r.mu.RLock()
-	ok, seen := r.seen[id]
-	r.mu.RUnlock()
-	if seen {
-		return ok
+	for i := range r.walked {
+		if w := &r.walked[i]; strings.HasPrefix(id, w.prefix) && w.has(id) {
+			return true
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -568,7 +672,10 @@ func (r *readability) check(id string) bool {
 		}
 		return false
 	}
-	r.remember(id, ok)
+	if len(r.seen) >= maxAnswers {
+		clear(r.seen)
+	}
+	r.seen[id] = ok
 	return ok
 }
 

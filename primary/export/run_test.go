@@ -1,0 +1,185 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dirsvc/dirsvc"
+)
+
+// TestWalkedIDsAreFoundExactly keeps the IDs of walks of every kind and looks up each of them, and
+// IDs that are not among them (the same but one byte, a prefix, a longer one, another kind's).
+func TestWalkedIDsAreFoundExactly(t *testing.T) {
+	r := newReadability(context.Background(), nil)
+	walked := map[string]bool{}
+	rnd := rand.New(rand.NewSource(1))
+	for _, kind := range dirsvc.ExportKinds {
+		r.begin(kind)
+		for i := range 1 + rnd.Intn(3000) {
+			id := fmt.Sprintf("%s%06d", kind.IDPrefix(), i*3)
+			r.add(id)
+			walked[id] = true
+		}
+		r.done()
+	}
+	has := func(id string) bool {
+		for i := range r.walked {
+			if w := &r.walked[i]; w.has(id) {
+				return true
+			}
+		}
+		return false
+	}
+	for id := range walked {
+		if !has(id) {
+			t.Fatalf("%s walked, not found", id)
+		}
+		for _, other := range []string{id[:len(id)-1], id + "0", id[:len(id)-1] + "1", "x" + id[1:]} {
+			if !walked[other] && has(other) {
+				t.Fatalf("%s found, never walked", other)
+			}
+		}
+	}
+	if r.kept != len(walked) {
+		t.Errorf("kept %d IDs, walked %d", r.kept, len(walked))
+	}
+}
+
+// memSnapshot is a snapshot of views held in memory: the walks of walkPrepared's test. It counts
+// the views it gave (walked, under mu; moved signals each).
+type memSnapshot struct {
+	dirsvc.ReadSnapshot
+	views  []dirsvc.Published
+	mu     sync.Mutex
+	moved  *sync.Cond
+	walked int
+}
+
+func (s *memSnapshot) Walk(_ context.Context, _ dirsvc.Kind, fn func(p dirsvc.Published) error) error {
+	var body []byte
+	for _, p := range s.views {
+		body = append(body[:0], p.Body...) // valid only during the call, as a reader's are
+		if err := fn(dirsvc.Published{PublicID: p.PublicID, Body: body}); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.walked++
+		s.moved.Broadcast()
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// waitWalked waits until the walk gave n views.
+func (s *memSnapshot) waitWalked(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.walked < n {
+		s.moved.Wait()
+	}
+}
+
+// TestWalkPreparedKeepsEachRecordUntilWritten walks many batches of views of every size, each
+// record prepared by the workers (which write into the batch's block, as the FHIR writer does)
+// and written in walk order: every record written has its own view and what was made of it, though
+// the blocks of the batches written before are reused by the batches walked meanwhile (each record
+// is written only once the walk has gone a batch further).
+func TestWalkPreparedKeepsEachRecordUntilWritten(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("records are prepared ahead of their writing on two cores or more")
+	}
+	rnd := rand.New(rand.NewSource(2))
+	var views []dirsvc.Published
+	for i := range 40 * prepareBatch {
+		body := bytes.Repeat([]byte{byte('a' + i%26)}, rnd.Intn(8000))
+		if i%500 == 0 {
+			body = bytes.Repeat([]byte{'z'}, batchBlock+rnd.Intn(batchBlock)) // larger than a block
+		}
+		views = append(views, dirsvc.Published{PublicID: fmt.Sprintf("svc_%06d", i), Body: body})
+	}
+	prepare := func(r *record) error {
+		start := len(*r.out)
+		*r.out = append(append(*r.out, r.id...), r.body...)
+		r.csv = (*r.out)[start:len(*r.out):len(*r.out)]
+		return nil
+	}
+	snap := &memSnapshot{views: views}
+	snap.moved = sync.NewCond(&snap.mu)
+	n := 0
+	err := walkPrepared(context.Background(), snap, dirsvc.KindService, true, prepare, func(r *record) error {
+		snap.waitWalked(min(n+prepareBatch+1, len(views)))
+		want := views[n]
+		n++
+		if r.id != want.PublicID || !bytes.Equal(r.body, want.Body) {
+			return fmt.Errorf("record %d: %s with a view of %d bytes, want %s of %d", n, r.id, len(r.body), want.PublicID, len(want.Body))
+		}
+		if !bytes.Equal(r.csv, append([]byte(want.PublicID), want.Body...)) {
+			return fmt.Errorf("record %s: what was made of it changed", r.id)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(views) {
+		t.Errorf("%d records written, %d walked", n, len(views))
+	}
+}
+
+// TestPartFilesSyncAsTheyGo writes files in parts with a background sync every few parts: each
+// committed file holds every record in order, and a file aborted while a sync runs is gone.
+func TestPartFilesSyncAsTheyGo(t *testing.T) {
+	dir := t.TempDir()
+	for _, abort := range []bool{false, true} {
+		name := fmt.Sprintf("records-%v.ndjson", abort)
+		f, err := createPart(dir, name, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.syncEvery = 4 << 10
+		var want bytes.Buffer
+		syncs := 0
+		for i := range 5000 {
+			line := fmt.Sprintf("{\"record\":%d,\"text\":%q}\n", i, strings.Repeat("x", i%97))
+			want.WriteString(line)
+			if _, err := f.WriteString(line); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.recorded(); err != nil {
+				t.Fatal(err)
+			}
+			if f.syncing != nil {
+				syncs++
+			}
+		}
+		if syncs == 0 {
+			t.Fatalf("%s: no sync began while it was written", name)
+		}
+		if abort {
+			f.abort()
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("after an abort the folder holds %d files, want the one committed before", len(entries))
+			}
+			continue
+		}
+		n, err := f.commit()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != int64(want.Len()) || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%s: %d bytes (said %d), want %d as written", name, len(got), n, want.Len())
+		}
+	}
+}
