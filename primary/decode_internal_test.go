@@ -137,6 +137,17 @@ func decodeSeeds(t testing.TB) [][]byte {
 		{`"appointment":"required"`, `"appointment":"required","Appointment":"none"`},
 		{`"appointment":"required"`, `"appointment":"required","unknownField":1`},
 	}
+	// What the store assigns (version, revision, time) may come back in a line, as FormatRecord
+	// shows it; both must read it alike, time formats included.
+	for _, v := range []string{`"version":3`, `"version":1.5`, `"version":"3"`, `"version":-1`, `"localRevision":null`,
+		`"updatedAt":"2026-01-02T03:04:05.678Z"`, `"updatedAt":"2026-01-02T03:04:05+10:00"`,
+		`"updatedAt":"2026-01-02t03:04:05z"`, `"updatedAt":"2026-01-02T03:04:05+1000"`,
+		`"updatedAt":"2026-01-02 03:04:05Z"`, `"updatedAt":"2026-01-02T24:00:00Z"`, `"updatedAt":"2026-01-02T03:04:05.Z"`,
+		`"updatedAt":"2026-01-02T03:04:05,5Z"`, `"updatedAt":"2026-1-2T03:04:05Z"`, `"updatedAt":"0000-01-01T00:00:00Z"`,
+		`"updatedAt":"2026-01-02T03:04:05.123456789123Z"`, `"updatedAt":"2026-01-02T03:04:05+24:00"`,
+		`"updatedAt":1767322800`, `"updatedAt":null`, `"updatedAt":""`} {
+		edits = append(edits, [2]string{`"publicId":`, v + `,"publicId":`})
+	}
 	var out [][]byte
 	for _, line := range lines {
 		out = append(out, line, append(bytes.Clone(line), ` {}`...), append(bytes.Clone(line), " \t"...))
