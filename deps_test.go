@@ -63,8 +63,8 @@ var moduleHomes = map[string]string{
 // moreHomes are further packages that adapt a module of moduleHomes themselves, each for a client
 // of its own: keep this short.
 var moreHomes = map[string][]string{
-	"github.com/hashicorp/go-retryablehttp": {"primary/federation"},                            // mirrors' harvests of their upstreams
-	"github.com/go-json-experiment/json":    {"primary/export", "dirdb", "primary/federation"}, // exports read the fields they write from the views' JSON; search documents are made from decoded views; mirrors read their upstreams' feeds
+	"github.com/hashicorp/go-retryablehttp": {"primary/federation"},                                       // mirrors' harvests of their upstreams
+	"github.com/go-json-experiment/json":    {"primary/export", "dirdb", "primary/federation", "primary"}, // exports read the fields they write from the views' JSON; search documents are made from decoded views; mirrors read their upstreams' feeds; imports decode their lines
 }
 
 // moduleHome checks that a third-party import is in its module's home package (or one of

@@ -46,18 +46,20 @@ func (r *rowInserts) add(id string, vals ...any) {
 // full reports whether a statement's worth of rows waits.
 func (r *rowInserts) full() bool { return len(r.ids) >= r.perStmt }
 
-// flush inserts the waiting rows, a statement at a time.
+// flush inserts the waiting rows, a statement at a time. The queues keep their memory for the
+// rows that follow.
 func (r *rowInserts) flush(w *writeTx) error {
-	for len(r.ids) > 0 {
-		n := min(len(r.ids), r.perStmt)
-		if err := w.exec(w.pub, r.statement(n), r.args[:n*r.cols]...); err != nil {
+	for done := 0; done < len(r.ids); {
+		n := min(len(r.ids)-done, r.perStmt)
+		if err := w.exec(w.pub, r.statement(n), r.args[done*r.cols:(done+n)*r.cols]...); err != nil {
 			if n == 1 {
-				return fmt.Errorf("publish %s of %s: %w", r.table, r.ids[0], err)
+				return fmt.Errorf("publish %s of %s: %w", r.table, r.ids[done], err)
 			}
-			return fmt.Errorf("publish %s of %s to %s: %w", r.table, r.ids[0], r.ids[n-1], err)
+			return fmt.Errorf("publish %s of %s to %s: %w", r.table, r.ids[done], r.ids[done+n-1], err)
 		}
-		r.args, r.ids = r.args[n*r.cols:], r.ids[n:]
+		done += n
 	}
+	clear(r.args) // the values are the rows' and may be large: hold none of them
 	r.args, r.ids = r.args[:0], r.ids[:0]
 	return nil
 }

@@ -200,15 +200,15 @@ func (p *parser) contacts(id, field string, cs []dirsvc.Contact, def dirsvc.Audi
 		c.VisibleTo = c.VisibleTo.Or(def)
 		switch {
 		case c.Kind.PhoneLike():
-			e164, ok := p.phones[c.Value]
+			e164, ok := p.phones.Load(c.Value)
 			if !ok {
 				var err error
 				if e164, err = E164(c.Value, p.snap.Directory.Country); err != nil {
 					return p.fail(id, f+".value", "%v", err)
 				}
-				p.phones[c.Value] = e164
+				p.phones.Store(c.Value, e164)
 			}
-			c.Value = e164
+			c.Value = e164.(string)
 		case c.Kind == dirsvc.ContactEmail:
 			if a, err := mail.ParseAddress(c.Value); err != nil || a.Address != c.Value {
 				return p.fail(id, f+".value", "%q is not an email address", c.Value)
