@@ -160,7 +160,7 @@ func (s *Server) fetchAhead(r *http.Request, viewer dirsvc.Viewer, typ string, k
 			return
 		}
 		p.checked = fr.checked
-		p.etag, p.f = s.composed(body)
+		p.etag, p.f = page.etag, page.f
 		if enc := negotiateEncoding(nr.Header.Values("Accept-Encoding")); enc != "" && len(body) >= minCompress {
 			p.f.Form(enc, func() []byte { return encodeAll(enc, body) })
 		}

@@ -42,6 +42,9 @@ func (s *Server) pageParams(q query, key string) (after string, limit int, err e
 
 // viewerKey names a viewer in a query key.
 func viewerKey(v dirsvc.Viewer) string {
+	if !v.Narrowing.Narrowed() {
+		return v.Audience.String() + "{}" // the JSON of a narrowing that limits nothing, without encoding it
+	}
 	b, _ := json.Marshal(v.Narrowing)
 	return v.Audience.String() + string(b)
 }
