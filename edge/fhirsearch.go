@@ -45,6 +45,9 @@ type fhirSearch struct {
 	kind   dirsvc.Kind
 	search *fhir.Search
 	source fhirSource
+	// held are the cached resources of the candidates the source gave without their views' bodies
+	// (hold), by public ID.
+	held map[string]*fhirCacheEntry
 }
 
 // preferLenient reports whether the request asks to have unknown parameters ignored.
@@ -233,8 +236,12 @@ func (fs *fhirSearch) sourceOf() fhirSource {
 	switch kind {
 	case dirsvc.KindService:
 		q := fs.serviceQuery()
+		if fs.typ == fhir.TypeHealthcareService {
+			q.Held = fs.hold
+		}
 		return func(after string, limit int) (dirsvc.Page, error) {
 			q.After, q.Limit = after, limit
+			fs.held = map[string]*fhirCacheEntry{}
 			return fs.dir.Services(fs.ctx, v, q)
 		}
 	case dirsvc.KindPractitioner:
@@ -248,6 +255,21 @@ func (fs *fhirSearch) sourceOf() fhirSource {
 	return func(after string, limit int) (dirsvc.Page, error) {
 		return fs.dir.Records(fs.ctx, v, kind, after, limit)
 	}
+}
+
+// hold reports whether the cache holds the resource of the view id at etag as checked for the
+// caller's state (see fhirCache), and keeps it for the walk, which then has no need of the view's
+// body. It reads nothing of the directory: the service list asks it while reading.
+func (fs *fhirSearch) hold(id, etag string) bool {
+	if etag == "" {
+		return false
+	}
+	e := fs.s.fhirResources.get(fhirCacheKey{dir: fs.info.Slug, id: id, etag: etag})
+	if e == nil || e.checked != fs.checked {
+		return false
+	}
+	fs.held[id] = e
+	return true
 }
 
 // publicIDOf returns the public ID of the record a resource id of the search's type stands for.
@@ -452,6 +474,15 @@ func (fs *fhirSearch) resources(p *dirsvc.Published) ([]candidate, error) {
 			out[i] = candidate{res: e, pos: p.PublicID + "#" + strconv.Itoa(i+1)}
 		}
 		return out, nil
+	}
+	if p.Body == nil {
+		// Given without its body: held, or gone since the source's page was read.
+		e := fs.held[p.PublicID]
+		if e == nil {
+			return nil, nil
+		}
+		fs.setReadable(p.PublicID, true)
+		return []candidate{{res: e.res, e: e, pos: p.PublicID}}, nil
 	}
 	fs.setReadable(p.PublicID, true)
 	e, err := fs.mapped(fs.kind, p)

@@ -121,7 +121,8 @@ func WriteBundle(b *Bundle) ([]byte, error) {
 	// 100 resources allocated.
 	size := 512
 	for _, e := range b.Entry {
-		size += len(e.Resource) + len(e.FullURL) + 48
+		// An entry's own text is 55 bytes besides its URL and resource (with the longest mode).
+		size += len(e.Resource) + len(e.FullURL) + 64
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
 	buf.WriteString(`{"resourceType":"Bundle"`)
