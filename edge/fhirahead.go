@@ -44,8 +44,10 @@ type aheadPage struct {
 	started time.Time
 	checked fhirChecked
 	body    []byte
-	etag    string
-	f       forms
+	// buf is the pooled buffer body is in (fhirPages), given back by the request that takes it.
+	buf  *[]byte
+	etag string
+	f    forms
 	// attribution is the directory's attribution when the page carries addresses.
 	attribution string
 	// next is the query of the page's next link and after its position; nil when it has none.
@@ -168,6 +170,6 @@ func (s *Server) fetchAhead(r *http.Request, viewer dirsvc.Viewer, typ string, k
 			p.attribution = fr.info.Attribution
 		}
 		p.next, p.after = page.next, page.after
-		p.body = body
+		p.body, p.buf = body, page.buf
 	}()
 }

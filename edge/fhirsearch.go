@@ -114,6 +114,7 @@ func (s *Server) handleFHIRSearch(w http.ResponseWriter, r *http.Request) {
 			}
 			s.cacheTags(w, r, dirTag(r, "fhir"))
 			s.writeFHIRTagged(w, r, viewer.Audience, p.body, p.etag, p.f, "", p.attribution)
+			fhirPages.put(p.buf)
 			return
 		}
 	}
@@ -131,6 +132,7 @@ func (s *Server) handleFHIRSearch(w http.ResponseWriter, r *http.Request) {
 	}
 	s.cacheTags(w, r, dirTag(r, "fhir"))
 	s.writeFHIRTagged(w, r, viewer.Audience, body, b.etag, b.f, "", attribution)
+	fhirPages.put(b.buf)
 }
 
 // run runs the search from the position after and returns its page (with the Bundle's entity tag
@@ -144,19 +146,22 @@ func (fs *fhirSearch) run(r *http.Request, after, key string) (*searchPage, []by
 	if err != nil {
 		return nil, nil, err
 	}
-	body, err := fhir.WriteBundle(b.bundle)
-	if err != nil {
-		return nil, nil, err
-	}
 	if b.etag, b.f, err = fs.s.composedBundle(b.bundle, b.sums); err != nil {
 		return nil, nil, err
 	}
+	b.buf = fhirPages.get(fhir.BundleSize(b.bundle))
+	body, err := fhir.AppendBundle(*b.buf, b.bundle)
+	if err != nil {
+		return nil, nil, err
+	}
+	*b.buf = body
 	return b, body, nil
 }
 
 // fhirBodyBuffers keeps the buffers a page's resources are decoded into from the cache before the
-// Bundle is written (about 330 KB for 100 HealthcareService resources).
-var fhirBodyBuffers bufferPool
+// Bundle is written, and fhirPages those Bundles are written in, given back once the answer is
+// written (about 330 KB each for 100 HealthcareService resources).
+var fhirBodyBuffers, fhirPages bufferPool
 
 // composedBundle returns the entity tag of a searchset Bundle and where its coded forms are kept:
 // the SHA-256 of the Bundle written with each entry's resource in place of the SHA-256 of its
@@ -608,9 +613,11 @@ type searchPage struct {
 	// JSON of the cached ones, until the Bundle is written.
 	sums   []*[sha256.Size]byte
 	bodies *[]byte
-	// etag and f are the Bundle's entity tag and coded forms, once written (run).
+	// etag and f are the Bundle's entity tag and coded forms, and buf the pooled buffer it is
+	// written in (fhirPages), once written (run).
 	etag string
 	f    forms
+	buf  *[]byte
 }
 
 // bundle runs the search from the position after and returns its searchset Bundle.

@@ -101,9 +101,9 @@ func (bp *bufferPool) get(size int) *[]byte {
 	return &b
 }
 
-// put returns a buffer nothing refers to any more.
+// put returns a buffer nothing refers to any more (none for nil).
 func (bp *bufferPool) put(b *[]byte) {
-	if cap(*b) <= maxPooledBuffer {
+	if b != nil && cap(*b) <= maxPooledBuffer {
 		bp.pool.Put(b)
 	}
 }
