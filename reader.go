@@ -111,6 +111,10 @@ type ServiceQuery struct {
 	Organisations []string // organisation public IDs
 	After         string   // the public ID the page starts after
 	Limit         int
+	// Held, when set, is asked about each view of the page (its public ID and entity tag) before
+	// its body is read: the page leaves out the bodies of the views it reports held (Body nil),
+	// for a caller that keeps what it makes of them by entity tag.
+	Held func(publicID, etag string) bool
 }
 
 // Page is a page of a list: views in public-ID order, and whether more follow the last.

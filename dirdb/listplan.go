@@ -88,13 +88,15 @@ type servicePlan struct {
 	bounds  pageBounds
 	limit   int
 	filters []listFilter
+	// keysOnly pages read the views' public IDs and entity tags, not their bodies (ServiceQuery.Held).
+	keysOnly bool
 }
 
 // planServices returns the filters of a service list query, the viewer's narrowing among them (a
 // narrowed client's areas and categories are filters like the query's own).
 func planServices(v dirsvc.Viewer, q dirsvc.ServiceQuery) servicePlan {
 	bit := audienceBit(v.Audience)
-	pl := servicePlan{bit: bit, bounds: boundsOf(dirsvc.KindService, q.After), limit: q.Limit}
+	pl := servicePlan{bit: bit, bounds: boundsOf(dirsvc.KindService, q.After), limit: q.Limit, keysOnly: q.Held != nil}
 	add := func(f listFilter, ok bool) {
 		if ok {
 			pl.filters = append(pl.filters, f)
@@ -284,18 +286,22 @@ func (pl servicePlan) page(driver int) sqlCond {
 		}
 	}
 	where := and(members...)
+	body := "p.body"
+	if pl.keysOnly {
+		body = "NULL"
+	}
 	var q sqlCond
 	switch {
 	case driver == walk:
 		in := pl.bounds.on("p.public_id")
-		q.sql = "SELECT p.public_id, p.body, p.etag\nFROM projections p INDEXED BY sqlite_autoindex_projections_1" + join +
+		q.sql = "SELECT p.public_id, " + body + ", p.etag\nFROM projections p INDEXED BY sqlite_autoindex_projections_1" + join +
 			"\nWHERE " + in.sql + " AND p.audiences & ? != 0 AND (" + where.sql + ")\nORDER BY p.public_id LIMIT ?"
 		q.args = append(append(in.args, pl.bit), where.args...)
 	case len(pl.filters[driver].arms) == 0:
 		// SQLite reads an IN list in order: the sorted list drives the page.
 		// The bounds' unary + keeps them from the primary key's search.
 		g, in := pl.filters[driver].gather, pl.bounds.on("+p.public_id")
-		q.sql = "SELECT p.public_id, p.body, p.etag\nFROM projections p INDEXED BY sqlite_autoindex_projections_1" + join +
+		q.sql = "SELECT p.public_id, " + body + ", p.etag\nFROM projections p INDEXED BY sqlite_autoindex_projections_1" + join +
 			"\nWHERE p.public_id IN (" + g.sql + ") AND " + in.sql + " AND p.audiences & ? != 0 AND (" + where.sql + ")\nORDER BY p.public_id LIMIT ?"
 		q.args = append(append(append(g.args, in.args...), pl.bit), where.args...)
 	default:
@@ -305,7 +311,7 @@ func (pl servicePlan) page(driver int) sqlCond {
 		if len(pl.filters[driver].arms) > 1 {
 			d.sql += "\nORDER BY 1"
 		}
-		q.sql = "SELECT d.public_id, p.body, p.etag\nFROM (" + d.sql + ") d" + join +
+		q.sql = "SELECT d.public_id, " + body + ", p.etag\nFROM (" + d.sql + ") d" + join +
 			"\nCROSS JOIN projections p INDEXED BY sqlite_autoindex_projections_1 ON p.public_id = d.public_id AND p.audiences & ? != 0" +
 			"\nWHERE " + where.sql + "\nORDER BY d.public_id LIMIT ?"
 		q.args = append(append(d.args, pl.bit), where.args...)

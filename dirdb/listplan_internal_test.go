@@ -433,6 +433,29 @@ func TestListPlansFindWhatTheListFoundBefore(t *testing.T) {
 						if w := wantIDs[:min(limit, len(wantIDs))]; strings.Join(got, " ") != strings.Join(w, " ") || p.More != (len(wantIDs) > limit) {
 							t.Errorf("Services %s %+v %+v: found %v (more %t), want %v of\n%s", a, n, q, got, p.More, w, want)
 						}
+						// A caller that holds every other view has the same page, with the others'
+						// bodies only.
+						held := map[string]bool{}
+						for i, it := range p.Items {
+							held[it.PublicID] = i%2 == 1
+						}
+						q.Held = func(id, etag string) bool { return held[id] }
+						hp, err := d.Services(ctx, v, q)
+						q.Held = nil
+						if err != nil {
+							t.Fatal(err)
+						}
+						if len(hp.Items) != len(p.Items) || hp.More != p.More {
+							t.Fatalf("Services %s %+v %+v holding views: %d views (more %t), want %d (more %t)", a, n, q, len(hp.Items), hp.More, len(p.Items), p.More)
+						}
+						for i, it := range hp.Items {
+							want := p.Items[i]
+							if it.PublicID != want.PublicID || it.ETag != want.ETag || (it.Body == nil) != held[it.PublicID] ||
+								(!held[it.PublicID] && string(it.Body) != string(want.Body)) {
+								t.Errorf("Services %s %+v %+v holding views: view %d is %s %s (body %d bytes), want %s %s (held %t)", a, n, q, i,
+									it.PublicID, it.ETag, len(it.Body), want.PublicID, want.ETag, held[want.PublicID])
+							}
+						}
 					}
 				}
 			}

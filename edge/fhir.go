@@ -189,12 +189,16 @@ func (s *Server) handleFHIRRead(w http.ResponseWriter, r *http.Request) {
 		s.fhirError(w, r, err)
 		return
 	}
-	res, err := fr.read(r, t, r.PathValue("id"))
+	e, err := fr.readEntry(r, t, r.PathValue("id"))
 	if err != nil {
 		s.fhirError(w, r, err)
 		return
 	}
-	body, err := fhir.Subset(res, elements)
+	res := e.res
+	body, err := e.body()
+	if err == nil && len(elements) > 0 {
+		body, err = fhir.Subset(res, elements)
+	}
 	if err != nil {
 		s.fhirError(w, r, err)
 		return
@@ -204,7 +208,12 @@ func (s *Server) handleFHIRRead(w http.ResponseWriter, r *http.Request) {
 		attribution = fr.info.Attribution
 	}
 	s.cacheTags(w, r, dirTag(r, res.Source))
-	s.writeFHIR(w, r, viewer.Audience, body, res.LastUpdated, attribution)
+	if len(elements) > 0 {
+		s.writeFHIR(w, r, viewer.Audience, body, res.LastUpdated, attribution)
+		return
+	}
+	// The whole resource: its entity tag is its hash, kept with it.
+	s.writeFHIRTagged(w, r, viewer.Audience, body, dirsvc.ETagOfSum(e.sum), s.bodies.forms(e.sum), res.LastUpdated, attribution)
 }
 
 // fhirReader makes the resources of one request: it reads records as the caller may (resolve), and
@@ -307,6 +316,19 @@ func (fr *fhirReader) failed() error {
 // read returns the resource of type t and id as the caller may read it, or the error a read
 // answers (not found for an unknown type or a malformed id too).
 func (fr *fhirReader) read(r *http.Request, t, id string) (*fhir.Resource, error) {
+	e, err := fr.readEntry(r, t, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.body(); err != nil {
+		return nil, err
+	}
+	return e.res, nil
+}
+
+// readEntry is read giving the resource with the hash of its JSON, its body still packed when it
+// comes from the cache.
+func (fr *fhirReader) readEntry(r *http.Request, t, id string) (*fhirCacheEntry, error) {
 	kind, ok := fhir.KindOf(t)
 	if !ok {
 		return nil, dirsvc.ErrNotFound
@@ -335,7 +357,7 @@ func (fr *fhirReader) read(r *http.Request, t, id string) (*fhir.Resource, error
 		return nil, dirsvc.ErrNotFound
 	}
 	fr.setReadable(publicID, true)
-	res, err := fr.resource(kind, t, rd.status.View)
+	e, err := fr.mapped(kind, rd.status.View)
 	if err != nil {
 		return nil, err
 	}
@@ -347,26 +369,39 @@ func (fr *fhirReader) read(r *http.Request, t, id string) (*fhir.Resource, error
 		if n > len(eps) {
 			return nil, dirsvc.ErrNotFound
 		}
-		return eps[n-1], nil
+		return newFHIREntry(eps[n-1], "", fr.checked), nil
 	}
-	return res, nil
+	return e, nil
 }
 
-// resource maps a view the caller receives to the resource of type t (for an Endpoint, its service's
-// HealthcareService: see endpoints). A resource mapped from the same view before is taken from the
-// cache when every record it refers to is readable, or not, for this caller as it was then.
-func (fr *fhirReader) resource(kind dirsvc.Kind, t string, p *dirsvc.Published) (*fhir.Resource, error) {
+// resource maps a view the caller receives to its resource (for a service, the HealthcareService:
+// see endpoints for its Endpoints), its JSON decoded.
+func (fr *fhirReader) resource(kind dirsvc.Kind, p *dirsvc.Published) (*fhir.Resource, error) {
+	e, err := fr.mapped(kind, p)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := e.body(); err != nil {
+		return nil, err
+	}
+	return e.res, nil
+}
+
+// mapped maps a view the caller receives to its resource, with the hash of its JSON. A resource
+// mapped from the same view before is taken from the cache (its JSON still packed) when every
+// record it refers to is readable, or not, for this caller as it was then.
+func (fr *fhirReader) mapped(kind dirsvc.Kind, p *dirsvc.Published) (*fhirCacheEntry, error) {
 	withLeaders := kind == dirsvc.KindOrganisation && fr.leaders
 	key := fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}
 	if !withLeaders && p.ETag != "" {
 		if e := fr.s.fhirResources.get(key); e != nil {
 			if e.checked == fr.checked {
-				return e.res, nil
+				return e, nil
 			}
 			if fr.sameReadability(e.refs) {
 				e.checked = fr.checked
 				fr.s.fhirResources.put(key, e)
-				return e.res, nil
+				return e, nil
 			}
 		}
 	}
@@ -394,10 +429,14 @@ func (fr *fhirReader) resource(kind dirsvc.Kind, t string, p *dirsvc.Published) 
 	if err == nil {
 		err = fr.failed()
 	}
-	if err == nil && !withLeaders && p.ETag != "" {
-		fr.s.fhirResources.put(key, &fhirCacheEntry{res: res, refs: fhir.PackValues(asked), checked: fr.checked})
+	if err != nil {
+		return nil, err
 	}
-	return res, err
+	e := newFHIREntry(res, fhir.PackValues(asked), fr.checked)
+	if !withLeaders && p.ETag != "" {
+		fr.s.fhirResources.put(key, e)
+	}
+	return e, nil
 }
 
 // sameReadability reports whether each record of refs is readable, or not, for the caller as refs

@@ -44,8 +44,10 @@ type aheadPage struct {
 	started time.Time
 	checked fhirChecked
 	body    []byte
-	etag    string
-	f       forms
+	// buf is the pooled buffer body is in (fhirPages), given back by the request that takes it.
+	buf  *[]byte
+	etag string
+	f    forms
 	// attribution is the directory's attribution when the page carries addresses.
 	attribution string
 	// next is the query of the page's next link and after its position; nil when it has none.
@@ -160,7 +162,7 @@ func (s *Server) fetchAhead(r *http.Request, viewer dirsvc.Viewer, typ string, k
 			return
 		}
 		p.checked = fr.checked
-		p.etag, p.f = s.composed(body)
+		p.etag, p.f = page.etag, page.f
 		if enc := negotiateEncoding(nr.Header.Values("Accept-Encoding")); enc != "" && len(body) >= minCompress {
 			p.f.Form(enc, func() []byte { return encodeAll(enc, body) })
 		}
@@ -168,6 +170,6 @@ func (s *Server) fetchAhead(r *http.Request, viewer dirsvc.Viewer, typ string, k
 			p.attribution = fr.info.Attribution
 		}
 		p.next, p.after = page.next, page.after
-		p.body = body
+		p.body, p.buf = body, page.buf
 	}()
 }

@@ -1,8 +1,12 @@
 package edge
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"hash/maphash"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/s2"
@@ -27,7 +31,10 @@ import (
 // oldest dropped whole when the newest is full (first in, first out: a walk of every resource that
 // fits the budget finds them all on its next pass). An entry is one piece of a chunk, reached
 // through a map from the hash of its key to its place, and holds no pointer: however many resources
-// it keeps, the cache costs the garbage collector a few hundred chunks to mark.
+// it keeps, the cache costs the garbage collector a few hundred chunks to mark. A chunk's bytes are
+// never written again once appended (a dropped generation's chunks are let go, not reused), so an
+// entry read from the cache keeps its resource's compressed body where the chunk holds it, and a
+// search page decodes it straight into the page (fhirCacheEntry.appendBody).
 type fhirCache struct {
 	seed   maphash.Seed
 	shards [fhirCacheShards]fhirCacheShard
@@ -85,11 +92,66 @@ type fhirChecked struct {
 }
 
 type fhirCacheEntry struct {
+	// res is the resource; read from the cache, its Body is left out (see packed).
 	res *fhir.Resource
 	// refs are the records the mapping asked about: "true" the readable ones, "false" the others,
 	// for the caller it was mapped for.
 	refs    fhir.Values
 	checked fhirChecked
+	// sum is the SHA-256 of the resource's JSON: a read's entity tag, and its part of a page's.
+	sum [sha256.Size]byte
+	// packed is the resource's JSON compressed with S2 as the cache holds it, for an entry read from
+	// the cache (whose res.Body is nil until body decodes it).
+	packed []byte
+}
+
+// newFHIREntry returns the entry of a resource just mapped.
+func newFHIREntry(res *fhir.Resource, refs fhir.Values, checked fhirChecked) *fhirCacheEntry {
+	return &fhirCacheEntry{res: res, refs: refs, checked: checked, sum: sha256.Sum256(res.Body)}
+}
+
+// body returns the resource's JSON, decoding it from the cache's form the first time.
+func (e *fhirCacheEntry) body() (json.RawMessage, error) {
+	if e.res.Body == nil && e.packed != nil {
+		b, err := e.appendBody(nil)
+		if err != nil {
+			return nil, err
+		}
+		e.res.Body = b
+	}
+	return e.res.Body, nil
+}
+
+// bodyLen returns the length of the resource's JSON.
+func (e *fhirCacheEntry) bodyLen() int {
+	if e.res.Body == nil && e.packed != nil {
+		n, err := s2.DecodedLen(e.packed)
+		if err == nil {
+			return n
+		}
+	}
+	return len(e.res.Body)
+}
+
+// appendBody appends the resource's JSON to b, decoded from the cache's form into b's free
+// capacity when b has room for it.
+func (e *fhirCacheEntry) appendBody(b []byte) ([]byte, error) {
+	if e.res.Body != nil || e.packed == nil {
+		return append(b, e.res.Body...), nil
+	}
+	n, err := s2.DecodedLen(e.packed)
+	if err != nil {
+		return nil, err
+	}
+	b = slices.Grow(b, n)
+	out, err := s2.Decode(b[len(b):len(b)+n], e.packed)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) != n {
+		return nil, errors.New("a cached FHIR resource decodes to another length than it says")
+	}
+	return b[:len(b)+n], nil
 }
 
 func newFHIRCache() *fhirCache {
@@ -178,15 +240,22 @@ func (c *fhirCache) put(k fhirCacheKey, e *fhirCacheEntry) {
 
 // An entry's bytes: its key (directory, id, entity tag), when it was checked (epoch, generation,
 // viewer), the readability of its references, then the resource (type, id, source, last updated,
-// version, references, search values, body compressed with S2, which halves what the cache holds
-// for a few microseconds a read). Each string is preceded by its length (uvarint).
+// version, references, search values, the SHA-256 of its body, body compressed with S2, which
+// halves what the cache holds for a microsecond a read). Each string is preceded by its length
+// (uvarint).
 
 func encodeFHIREntry(k fhirCacheKey, e *fhirCacheEntry) []byte {
 	r := e.res
 	n := 16*binary.MaxVarintLen64 + len(k.dir) + len(k.id) + len(k.etag) + len(e.checked.viewer) + len(e.refs) +
-		len(r.Type) + len(r.ID) + len(r.Source) + len(r.LastUpdated) + len(r.VersionID) + len(r.Refs) + len(r.Search)
-	// Room for the body compressed at worst, so that it is compressed in place.
-	b := make([]byte, 0, n+s2.MaxEncodedLen(len(r.Body)))
+		len(r.Type) + len(r.ID) + len(r.Source) + len(r.LastUpdated) + len(r.VersionID) + len(r.Refs) + len(r.Search) + sha256.Size
+	packed := e.packed != nil && r.Body == nil
+	if packed {
+		n += len(e.packed)
+	} else {
+		// Room for the body compressed at worst, so that it is compressed in place.
+		n += s2.MaxEncodedLen(len(r.Body))
+	}
+	b := make([]byte, 0, n)
 	for _, s := range []string{k.dir, k.id, k.etag} {
 		b = appendEntryString(b, s)
 	}
@@ -194,6 +263,10 @@ func encodeFHIREntry(k fhirCacheKey, e *fhirCacheEntry) []byte {
 	b = binary.AppendUvarint(b, e.checked.gen)
 	for _, s := range []string{e.checked.viewer, string(e.refs), r.Type, r.ID, r.Source, r.LastUpdated, r.VersionID, string(r.Refs), string(r.Search)} {
 		b = appendEntryString(b, s)
+	}
+	b = append(b, e.sum[:]...)
+	if packed {
+		return append(b, e.packed...)
 	}
 	return append(b, s2.EncodeBetter(b[len(b):cap(b)], r.Body)...)
 }
@@ -215,14 +288,14 @@ func decodeFHIREntry(b []byte, k fhirCacheKey) *fhirCacheEntry {
 	r := e.res
 	r.Type, r.ID, r.Source, r.LastUpdated, r.VersionID = string(d.bytes()), string(d.bytes()), string(d.bytes()), string(d.bytes()), string(d.bytes())
 	r.Refs, r.Search = fhir.Values(d.bytes()), fhir.Values(d.bytes())
-	if d.bad {
+	if d.bad || len(d.b) < sha256.Size {
 		return nil
 	}
-	body, err := s2.Decode(nil, d.b)
-	if err != nil {
+	copy(e.sum[:], d.b)
+	e.packed = d.b[sha256.Size:]
+	if _, err := s2.DecodedLen(e.packed); err != nil {
 		return nil
 	}
-	r.Body = body
 	return e
 }
 

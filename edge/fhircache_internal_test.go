@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"math/rand"
@@ -10,13 +11,21 @@ import (
 )
 
 func testEntry(id string, body string) *fhirCacheEntry {
-	return &fhirCacheEntry{
-		res: &fhir.Resource{Type: fhir.TypeHealthcareService, ID: fhir.ResourceID(id), Source: id, LastUpdated: "2026-11-23T00:00:00.000Z",
-			VersionID: "3", Refs: fhir.PackValues(map[string][]string{"location": {"Location/loc-1"}}),
-			Search: fhir.PackValues(map[string][]string{"name": {"Clinic " + id}}), Body: []byte(body)},
-		refs:    fhir.PackValues(map[string][]string{"true": {"loc_1"}, "false": {"org_2"}}),
-		checked: fhirChecked{epoch: 2, gen: 7, viewer: "public{}"},
+	return newFHIREntry(&fhir.Resource{Type: fhir.TypeHealthcareService, ID: fhir.ResourceID(id), Source: id, LastUpdated: "2026-11-23T00:00:00.000Z",
+		VersionID: "3", Refs: fhir.PackValues(map[string][]string{"location": {"Location/loc-1"}}),
+		Search: fhir.PackValues(map[string][]string{"name": {"Clinic " + id}}), Body: []byte(body)},
+		fhir.PackValues(map[string][]string{"true": {"loc_1"}, "false": {"org_2"}}),
+		fhirChecked{epoch: 2, gen: 7, viewer: "public{}"})
+}
+
+// entryBody returns the JSON of an entry's resource, failing the test if it does not decode.
+func entryBody(t *testing.T, e *fhirCacheEntry) string {
+	t.Helper()
+	b, err := e.body()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return string(b)
 }
 
 // TestFHIRCacheGivesBackWhatWasKept keeps an entry and reads it back whole, under its own key only.
@@ -29,7 +38,17 @@ func TestFHIRCacheGivesBackWhatWasKept(t *testing.T) {
 	if got == nil {
 		t.Fatal("an entry kept is not found")
 	}
-	if got.checked != want.checked || got.refs != want.refs || string(got.res.Body) != string(want.res.Body) ||
+	if want.sum != sha256.Sum256(want.res.Body) || got.sum != want.sum {
+		t.Errorf("the entry's hash is %x, want %x", got.sum, sha256.Sum256(want.res.Body))
+	}
+	if n := got.bodyLen(); n != len(want.res.Body) {
+		t.Errorf("the entry's body says %d bytes, want %d", n, len(want.res.Body))
+	}
+	// Appended after other bytes, the resource decodes in place.
+	if b, err := got.appendBody([]byte("x")); err != nil || string(b) != "x"+string(want.res.Body) {
+		t.Errorf("appendBody gave %q, %v", b, err)
+	}
+	if got.checked != want.checked || got.refs != want.refs || entryBody(t, got) != string(want.res.Body) ||
 		got.res.Type != want.res.Type || got.res.ID != want.res.ID || got.res.Source != want.res.Source ||
 		got.res.LastUpdated != want.res.LastUpdated || got.res.VersionID != want.res.VersionID ||
 		got.res.Refs != want.res.Refs || got.res.Search != want.res.Search {
@@ -44,8 +63,16 @@ func TestFHIRCacheGivesBackWhatWasKept(t *testing.T) {
 	again := testEntry("svc_a", `{"resourceType":"HealthcareService","id":"svc-a","name":"b"}`)
 	again.checked.gen = 8
 	c.put(k, again)
-	if got := c.get(k); got == nil || got.checked.gen != 8 || string(got.res.Body) != string(again.res.Body) {
-		t.Errorf("the entry kept again is not the one found: %+v", got)
+	got = c.get(k)
+	if got == nil || got.checked.gen != 8 || entryBody(t, got) != string(again.res.Body) || got.sum != again.sum {
+		t.Fatalf("the entry kept again is not the one found: %+v", got)
+	}
+	// An entry read from the cache and kept again (checked anew) keeps its resource as it was.
+	found := c.get(k)
+	found.checked.gen = 9
+	c.put(k, found)
+	if got := c.get(k); got == nil || got.checked.gen != 9 || entryBody(t, got) != string(again.res.Body) || got.sum != again.sum {
+		t.Errorf("the entry kept again from the cache is not the one found: %+v", got)
 	}
 }
 

@@ -42,6 +42,9 @@ func (s *Server) pageParams(q query, key string) (after string, limit int, err e
 
 // viewerKey names a viewer in a query key.
 func viewerKey(v dirsvc.Viewer) string {
+	if !v.Narrowing.Narrowed() {
+		return v.Audience.String() + "{}" // the JSON of a narrowing that limits nothing, without encoding it
+	}
 	b, _ := json.Marshal(v.Narrowing)
 	return v.Audience.String() + string(b)
 }
@@ -98,9 +101,9 @@ func (bp *bufferPool) get(size int) *[]byte {
 	return &b
 }
 
-// put returns a buffer nothing refers to any more.
+// put returns a buffer nothing refers to any more (none for nil).
 func (bp *bufferPool) put(b *[]byte) {
-	if cap(*b) <= maxPooledBuffer {
+	if b != nil && cap(*b) <= maxPooledBuffer {
 		bp.pool.Put(b)
 	}
 }

@@ -119,11 +119,27 @@ type Bundle struct {
 func WriteBundle(b *Bundle) ([]byte, error) {
 	// Sized once for the entries: growing the buffer as it filled was a quarter of what a page of
 	// 100 resources allocated.
+	return AppendBundle(make([]byte, 0, BundleSize(b)), b)
+}
+
+// BundleSize returns room enough for the JSON of a searchset Bundle (WriteBundle), but for its
+// links' and strings' escapes: its resources and URLs and the text around them.
+func BundleSize(b *Bundle) int {
 	size := 512
-	for _, e := range b.Entry {
-		size += len(e.Resource) + len(e.FullURL) + 48
+	for _, l := range b.Link {
+		size += len(l.URL) + 32
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
+	for _, e := range b.Entry {
+		// An entry's own text is 55 bytes besides its URL and resource (with the longest mode).
+		size += len(e.Resource) + len(e.FullURL) + 64
+	}
+	return size
+}
+
+// AppendBundle appends the JSON of a searchset Bundle (WriteBundle) to dst, in dst's capacity when
+// it has room.
+func AppendBundle(dst []byte, b *Bundle) ([]byte, error) {
+	buf := bytes.NewBuffer(dst)
 	buf.WriteString(`{"resourceType":"Bundle"`)
 	if b.ID != "" {
 		buf.WriteString(`,"id":`)
