@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -159,9 +160,32 @@ func encodeAll(encoding string, body []byte) []byte {
 		return nil
 	}
 	defer release()
-	zw.Write(body) // a bytes.Buffer does not fail
+	writeYielding(zw, body) // a bytes.Buffer does not fail
 	zw.Close()
 	return bytes.Clone(buf.Bytes())
+}
+
+// yieldChunk is how much of a body is compressed between yields of the CPU: 32 KB takes about
+// 0.2 ms at level 1 (a list page of 100 services is six of them).
+const yieldChunk = 32 << 10
+
+// writeYielding writes body to w in chunks of yieldChunk, yielding the CPU between them. Go preempts
+// a running goroutine only after 10 ms, and a request waiting for a CPU waits for every goroutine
+// ahead of it to run its slice; compressing a large body in one go would make every brief read
+// queued behind it wait for all of it (measured with 2,000 connections of the soak mix).
+func writeYielding(w io.Writer, body []byte) (int, error) {
+	n := 0
+	for len(body) > yieldChunk {
+		m, err := w.Write(body[:yieldChunk])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		body = body[yieldChunk:]
+		runtime.Gosched()
+	}
+	m, err := w.Write(body)
+	return n + m, err
 }
 
 func (cw *compressWriter) WriteHeader(status int) {
@@ -211,7 +235,7 @@ func (cw *compressWriter) Write(b []byte) (int, error) {
 		return len(b), nil
 	}
 	if cw.enc != nil {
-		return cw.enc.Write(b)
+		return writeYielding(cw.enc, b)
 	}
 	return cw.ResponseWriter.Write(b)
 }

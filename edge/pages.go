@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -47,9 +48,17 @@ func relatedViews[T any](ctx context.Context, rd *reading, kind, ref dirsvc.Kind
 			return nil, err
 		}
 		out = append(out, v)
+		if len(out)%yieldViews == 0 {
+			runtime.Gosched() // see yieldViews
+		}
 	}
 	return out, nil
 }
+
+// yieldViews is how many related views a page decodes between yields of the CPU (relatedViews):
+// an organisation's page may have hundreds, and Go preempts a running goroutine only after 10 ms,
+// so the cheap reads queued behind a page wait for a part of it, not all of it.
+const yieldViews = 16
 
 func (s *Server) servicePage(ctx context.Context, rd *reading) (*dirsvc.ServicePage, error) {
 	sv, err := decodeView[dirsvc.ServiceView](rd.status.View)
