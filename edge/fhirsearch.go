@@ -508,6 +508,9 @@ func (fs *fhirSearch) mapAll(items []dirsvc.Published) ([][]candidate, error) {
 				return nil, err
 			}
 			out[i] = cs
+			if (i+1)%yieldViews == 0 {
+				runtime.Gosched() // as a record page does (yieldViews)
+			}
 		}
 		return out, nil
 	}
@@ -518,12 +521,15 @@ func (fs *fhirSearch) mapAll(items []dirsvc.Published) ([][]candidate, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
+			for n := 1; ; n++ {
 				i := int(next.Add(1) - 1)
 				if i >= len(items) || errs[w] != nil {
 					return
 				}
 				out[i], errs[w] = fs.resources(&items[i])
+				if n%yieldViews == 0 {
+					runtime.Gosched() // as a record page does (yieldViews)
+				}
 			}
 		}()
 	}

@@ -55,9 +55,10 @@ func relatedViews[T any](ctx context.Context, rd *reading, kind, ref dirsvc.Kind
 	return out, nil
 }
 
-// yieldViews is how many related views a page decodes between yields of the CPU (relatedViews):
-// an organisation's page may have hundreds, and Go preempts a running goroutine only after 10 ms,
-// so the cheap reads queued behind a page wait for a part of it, not all of it.
+// yieldViews is how many related views a page decodes between yields of the CPU (relatedViews), and
+// how many views a FHIR search page maps (mapAll): an organisation's page may have hundreds, and Go
+// preempts a running goroutine only after 10 ms, so the cheap reads queued behind a page wait for a
+// part of it, not all of it.
 const yieldViews = 16
 
 func (s *Server) servicePage(ctx context.Context, rd *reading) (*dirsvc.ServicePage, error) {
