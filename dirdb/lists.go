@@ -233,6 +233,17 @@ const (
 	yieldRows         = 16
 )
 
+// inBlock copies body into *block, made on the first body for about n bodies of its size, and
+// returns the copy. A block grown by a body that does not fit leaves the earlier bodies in the old.
+func inBlock(block *[]byte, body []byte, n int) []byte {
+	if *block == nil {
+		*block = make([]byte, 0, min(len(body)*n*5/4, maxPageBlock))
+	}
+	start := len(*block)
+	*block = append(*block, body...)
+	return (*block)[start:len(*block):len(*block)]
+}
+
 // readPage runs the page statement q, which asks for limit+1 views.
 func (d *Directory) readPage(ctx context.Context, q sqlCond, limit int) (dirsvc.Page, error) {
 	rows, err := d.lists.query(ctx, d.readers, q.sql, q.args...)
@@ -251,12 +262,7 @@ func (d *Directory) readPage(ctx context.Context, q sqlCond, limit int) (dirsvc.
 		if err := rows.Scan(&p.PublicID, &body, &p.ETag); err != nil {
 			return dirsvc.Page{}, err
 		}
-		if block == nil {
-			block = make([]byte, 0, min(len(body)*(limit+1)*5/4, maxPageBlock))
-		}
-		start := len(block)
-		block = append(block, body...) // a new block, if it grows, leaves earlier bodies in the old
-		p.Body = block[start:len(block):len(block)]
+		p.Body = inBlock(&block, body, limit+1)
 		page.Items = append(page.Items, p)
 		if len(page.Items)%yieldRows == 0 {
 			// Go preempts a running goroutine only after 10 ms: a long page yields the CPU now and
@@ -322,7 +328,7 @@ func (d *Directory) readUnheld(ctx context.Context, v dirsvc.Viewer, page *dirsv
 		return err
 	}
 	defer rows.Close()
-	var block []byte // one block of bodies, as readPage's
+	var block []byte // one block of bodies (inBlock), as readPage's
 	for rows.Next() {
 		var id, etag string
 		var body sql.RawBytes
@@ -333,12 +339,7 @@ func (d *Directory) readUnheld(ctx context.Context, v dirsvc.Viewer, page *dirsv
 		if !ok {
 			continue
 		}
-		if block == nil {
-			block = make([]byte, 0, min(len(body)*len(ids)*5/4, maxPageBlock))
-		}
-		start := len(block)
-		block = append(block, body...)
-		page.Items[i].Body, page.Items[i].ETag = block[start:len(block):len(block)], etag
+		page.Items[i].Body, page.Items[i].ETag = inBlock(&block, body, len(ids)), etag
 	}
 	return rows.Err()
 }
