@@ -13,34 +13,34 @@ duration=${2:-10s}
 source "$(dirname "$0")/setup.sh"
 rm -rf "$out/edge-replica" "$out/edge-data"
 token=bench-replication-token
-limits=(--base-url http://127.0.0.1:8090 --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000)
+limits=(--base-url http://127.0.0.1:$port --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000)
 "$out/dirsvc" primary --data "$data" --replica-dir "$out/edge-replica" --replication-token "$token" \
-  --addr 127.0.0.1:8090 "${limits[@]}" 2>"$out/edge-primary.log" &
+  --addr 127.0.0.1:$port "${limits[@]}" 2>"$out/edge-primary.log" &
 primary=$!
 trap 'kill $primary $edge 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
+until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
 start=$(date +%s.%N)
-"$out/dirsvc" edge --data "$out/edge-data" --primary http://127.0.0.1:8090 --replication-token "$token" \
-  --addr 127.0.0.1:8092 --metrics-addr 127.0.0.1:9092 "${limits[@]}" 2>"$out/edge-edge.log" &
+"$out/dirsvc" edge --data "$out/edge-data" --primary http://127.0.0.1:$port --replication-token "$token" \
+  --addr 127.0.0.1:$((port + 2)) --metrics-addr 127.0.0.1:$((port + 1002)) "${limits[@]}" 2>"$out/edge-edge.log" &
 edge=$!
-until curl -sf http://127.0.0.1:9092/healthz | grep -q '"name"'; do sleep 0.5; done
+until curl -sf http://127.0.0.1:$((port + 1002))/healthz | grep -q '"name"'; do sleep 0.5; done
 echo "edge bootstrapped the directory in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e-s}') s"
 head -1000 "$out/ids.txt" | while read -r id; do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:8090/v1/d/demo/services/$id?view=brief")" = 200 ] && echo "$id"
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/d/demo/services/$id?view=brief")" = 200 ] && echo "$id"
 done > "$out/edge-ids.txt"
 # The edge answers each the same bytes as the primary.
 for id in $(head -20 "$out/edge-ids.txt"); do
-  cmp -s <(curl -s "http://127.0.0.1:8090/v1/d/demo/services/$id?view=brief") <(curl -s "http://127.0.0.1:8092/v1/d/demo/services/$id?view=brief") \
+  cmp -s <(curl -s "http://127.0.0.1:$port/v1/d/demo/services/$id?view=brief") <(curl -s "http://127.0.0.1:$((port + 2))/v1/d/demo/services/$id?view=brief") \
     || { echo "the edge answers $id differently" >&2; exit 1; }
 done
 
 rps() { IDS="$out/edge-ids.txt" wrk -t1 -c32 -d"$duration" --latency -s bench/random_ids.lua "$1" | tee "$out/wrk-$2.txt" | awk '/Requests\/sec/ {print $2}'; }
 echo "== warm-up"
-for port in 8090 8092; do IDS="$out/edge-ids.txt" wrk -t1 -c32 -d5s -s bench/random_ids.lua "http://127.0.0.1:$port" >/dev/null; done
+for p in $port $((port + 2)); do IDS="$out/edge-ids.txt" wrk -t1 -c32 -d5s -s bench/random_ids.lua "http://127.0.0.1:$p" >/dev/null; done
 ratios=()
 for round in 1 2 3 4 5; do
-  p=$(rps http://127.0.0.1:8090 "primary-$round")
-  e=$(rps http://127.0.0.1:8092 "edge-$round")
+  p=$(rps http://127.0.0.1:$port "primary-$round")
+  e=$(rps http://127.0.0.1:$((port + 2)) "edge-$round")
   ratio=$(awk -v a="$e" -v b="$p" 'BEGIN {printf "%.2f", a/b}')
   ratios+=("$ratio")
   echo "round $round: edge $e req/s (p99 $(awk '/ 99%/ {print $2}' "$out/wrk-edge-$round.txt")), primary $p req/s (p99 $(awk '/ 99%/ {print $2}' "$out/wrk-primary-$round.txt")), ratio $ratio"
@@ -56,7 +56,7 @@ lag() {
     if [ $((i % 2)) = 1 ]; then op=takedown want=404; else op=restore want=200; fi
     "$out/dirsvc" record --data "$data" --dir demo "$op" "$id" >/dev/null 2>&1
     t0=$(date +%s%N)
-    until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:8092/v1/d/demo/services/$id?view=brief")" = "$want" ]; do :; done
+    until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$((port + 2))/v1/d/demo/services/$id?view=brief")" = "$want" ]; do :; done
     ms+=($(( ($(date +%s%N) - t0) / 1000000 )))
   done
   printf '%s\n' "${ms[@]}" | sort -n | awk '{a[NR]=$1} END {printf "p50 %d ms, max %d ms", a[int((NR+1)/2)], a[NR]}'
@@ -65,7 +65,7 @@ grep -m 2000 '"kind":"location"' "$file" | grep -o '"areas":\[[^]]*\]' | grep -o
   | sed 's/.*/\/v1\/d\/demo\/services?area=&\&limit=100/' > "$out/edge-lists.txt"
 echo "== the edge's lag after a change on the primary"
 echo "without load: $(lag)"
-PATHS="$out/edge-lists.txt" wrk -t1 -c32 -d120s -s bench/paths.lua http://127.0.0.1:8092 > "$out/wrk-edge-lists.txt" &
+PATHS="$out/edge-lists.txt" wrk -t1 -c32 -d120s -s bench/paths.lua http://127.0.0.1:$((port + 2)) > "$out/wrk-edge-lists.txt" &
 lists=$!
 sleep 2
 echo "with 32 connections of service lists on the edge: $(lag)"

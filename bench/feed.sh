@@ -17,13 +17,13 @@ client=$("$out/dirsvc" clients --data "$data" create --name "Feed harvest" --par
 id=$(echo "$client" | sed 's/.*"clientId":"\([^"]*\)".*/\1/')
 secret=$(echo "$client" | sed 's/.*"clientSecret":"\([^"]*\)".*/\1/')
 
-"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 2>"$out/feed-serve.log" &
+"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:$port 2>"$out/feed-serve.log" &
 serve=$!
 trap 'kill $serve 2>/dev/null || true; "$out/dirsvc" clients --data "$data" revoke "$id" >/dev/null 2>&1 || true' EXIT
-until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
+until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
 # The first read opens the directory (and migrates a folder made by an older version).
-curl -sf --max-time 600 -o /dev/null http://127.0.0.1:8090/v1/d/demo/developers
-token=$(curl -sf -u "$id:$secret" -d grant_type=client_credentials -d directory=demo http://127.0.0.1:8090/oauth/token \
+curl -sf --max-time 600 -o /dev/null http://127.0.0.1:$port/v1/d/demo/developers
+token=$(curl -sf -u "$id:$secret" -d grant_type=client_credentials -d directory=demo http://127.0.0.1:$port/oauth/token \
   | sed 's/.*"access_token":"\([^"]*\)".*/\1/')
 
 echo "== change feed harvest, $services services, pages of 500 (targets: >= 200,000 items/s; >= 50,000 with expand=entity)"

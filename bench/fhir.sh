@@ -17,22 +17,22 @@ source "$(dirname "$0")/setup.sh"
 go build -o "$out/plain" ./bench/plain
 go build -o "$out/fhirpage" ./bench/fhirpage
 
-"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 --base-url http://localhost:8090 \
+"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:$port --base-url http://localhost:$port \
   --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/serve.log" &
 serve=$!
 trap 'kill $serve $plain 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
-"$out/plain" --from http://127.0.0.1:8090 --ids "$out/ids.txt" --kept "$out/kept.txt" --addr 127.0.0.1:8091 &
+until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
+"$out/plain" --from http://127.0.0.1:$port --ids "$out/ids.txt" --kept "$out/kept.txt" --addr 127.0.0.1:$((port + 1)) &
 plain=$!
-until curl -sf -o /dev/null "http://127.0.0.1:8091/v1/d/demo/services/$(head -1 "$out/kept.txt" 2>/dev/null)"; do sleep 0.2; done
+until curl -sf -o /dev/null "http://127.0.0.1:$((port + 1))/v1/d/demo/services/$(head -1 "$out/kept.txt" 2>/dev/null)"; do sleep 0.2; done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs"
 
 echo "== 1. FHIR read vs static bytes"
 rps() { IDS="$out/kept.txt" wrk -t1 -c32 -d"$duration" --latency -s "$1" "$2" | tee "$out/wrk-$3.txt" | awk '/Requests\/sec/ {print $2}'; }
-IDS="$out/kept.txt" wrk -t1 -c32 -d5s -s bench/fhir_read.lua http://127.0.0.1:8090 >/dev/null
+IDS="$out/kept.txt" wrk -t1 -c32 -d5s -s bench/fhir_read.lua http://127.0.0.1:$port >/dev/null
 for round in 1 2 3; do
-  real=$(rps bench/fhir_read.lua http://127.0.0.1:8090 "fhir-$round")
-  base=$(rps bench/random_ids.lua http://127.0.0.1:8091 "plain-$round")
+  real=$(rps bench/fhir_read.lua http://127.0.0.1:$port "fhir-$round")
+  base=$(rps bench/random_ids.lua http://127.0.0.1:$((port + 1)) "plain-$round")
   echo "round $round: FHIR read $real req/s (p99 $(awk '/ 99%/ {print $2}' "$out/wrk-fhir-$round.txt")), static $base req/s, ratio $(awk -v a="$real" -v b="$base" 'BEGIN {printf "%.2f", a/b}') (target >= 0.5); load $(cut -d' ' -f1 /proc/loadavg)"
 done
 
@@ -52,7 +52,7 @@ for t, l in random.sample(pairs, min(2000, len(pairs))):
     if l in loc:
         print(f"/v1/d/demo/fhir/HealthcareService?service-type={t}&address-postalcode={loc[l]}&_count=20")
 PY
-QUERIES="$out/fhir-queries.txt" wrk -t1 -c1 -d"$duration" -s bench/fhir_search.lua http://127.0.0.1:8090 | grep -E 'search latency|Requests/sec'
+QUERIES="$out/fhir-queries.txt" wrk -t1 -c1 -d"$duration" -s bench/fhir_search.lua http://127.0.0.1:$port | grep -E 'search latency|Requests/sec'
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo "== 3. paging every HealthcareService, _count=100"
@@ -60,7 +60,7 @@ echo "== 3. paging every HealthcareService, _count=100"
 # cache of mapped resources (a server that has served them before).
 for pass in cold warm; do
   echo -n "$pass: "
-  "$out/fhirpage" --base http://127.0.0.1:8090 --public-base http://localhost:8090 \
+  "$out/fhirpage" --base http://127.0.0.1:$port --public-base http://localhost:$port \
     --path "/v1/d/demo/fhir/HealthcareService?_count=100"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg) (target >= 40,000 resources/s)"

@@ -17,20 +17,20 @@ client=$("$out/dirsvc" clients --data "$data" create --name "Load test" --partne
 id=$(echo "$client" | sed 's/.*"clientId":"\([^"]*\)".*/\1/')
 secret=$(echo "$client" | sed 's/.*"clientSecret":"\([^"]*\)".*/\1/')
 
-"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/serve.log" &
+"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:$port --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/serve.log" &
 serve=$!
 trap 'kill $serve 2>/dev/null || true; "$out/dirsvc" clients --data "$data" revoke "$id" >/dev/null 2>&1 || true' EXIT
-until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
+until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
 # The first read opens the directory (and migrates a folder made by an older version).
-curl -sf --max-time 600 -o /dev/null http://127.0.0.1:8090/v1/d/demo/developers
-token=$(curl -sf -u "$id:$secret" -d grant_type=client_credentials -d directory=demo http://127.0.0.1:8090/oauth/token \
+curl -sf --max-time 600 -o /dev/null http://127.0.0.1:$port/v1/d/demo/developers
+token=$(curl -sf -u "$id:$secret" -d grant_type=client_credentials -d directory=demo http://127.0.0.1:$port/oauth/token \
   | sed 's/.*"access_token":"\([^"]*\)".*/\1/')
 
-run() { PATHS="$1" TOKEN="$2" wrk -t1 -c32 -d"$duration" --latency -s bench/paths.lua http://127.0.0.1:8090 | tee "$out/wrk-$3.txt" | awk '/Requests\/sec/ {print $2}'; }
+run() { PATHS="$1" TOKEN="$2" wrk -t1 -c32 -d"$duration" --latency -s bench/paths.lua http://127.0.0.1:$port | tee "$out/wrk-$3.txt" | awk '/Requests\/sec/ {print $2}'; }
 
 echo "== 1. token verification (brief reads of the same random services)"
-PATHS="$out/read-paths.txt" wrk -t1 -c32 -d5s -s bench/paths.lua http://127.0.0.1:8090 >/dev/null
-PATHS="$out/read-paths.txt" TOKEN="$token" wrk -t1 -c32 -d5s -s bench/paths.lua http://127.0.0.1:8090 >/dev/null
+PATHS="$out/read-paths.txt" wrk -t1 -c32 -d5s -s bench/paths.lua http://127.0.0.1:$port >/dev/null
+PATHS="$out/read-paths.txt" TOKEN="$token" wrk -t1 -c32 -d5s -s bench/paths.lua http://127.0.0.1:$port >/dev/null
 ratios=()
 for round in 1 2 3 4 5; do
   anon=$(run "$out/read-paths.txt" "" "anon-$round")
@@ -46,11 +46,11 @@ echo "== 2. service list, pages of 100"
 next="/v1/d/demo/services?limit=100"
 while [ -n "$next" ]; do
   echo "$next" >> "$out/list-paths.txt"
-  cursor=$(curl -sf "http://127.0.0.1:8090$next" | grep -o '"nextCursor":"[^"]*"' | sed 's/"nextCursor":"\(.*\)"/\1/' || true)
+  cursor=$(curl -sf "http://127.0.0.1:$port$next" | grep -o '"nextCursor":"[^"]*"' | sed 's/"nextCursor":"\(.*\)"/\1/' || true)
   next=""
   [ -n "$cursor" ] && next="/v1/d/demo/services?limit=100&cursor=$cursor"
 done
 echo "$(wc -l < "$out/list-paths.txt") pages; wrk reads them at random"
-PATHS="$out/list-paths.txt" wrk -t1 -c32 -d5s -s bench/paths.lua http://127.0.0.1:8090 >/dev/null
+PATHS="$out/list-paths.txt" wrk -t1 -c32 -d5s -s bench/paths.lua http://127.0.0.1:$port >/dev/null
 rps=$(run "$out/list-paths.txt" "" list)
 echo "service list: $rps req/s, $(grep p95 "$out/wrk-list.txt"), p50 $(awk '/ 50%/ {print $2}' "$out/wrk-list.txt"), p99 $(awk '/ 99%/ {print $2}' "$out/wrk-list.txt")"

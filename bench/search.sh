@@ -55,18 +55,18 @@ for _ in $(seq 400); do
   echo "/v1/d/demo/autocomplete?q=$(enc "${w:0:$((1 + RANDOM % 6))}")" >> "$out/autocomplete.txt"
 done
 
-"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 \
+"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:$port \
   --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/search-serve.log" &
 serve=$!
 trap 'kill $serve 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
+until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
 # The first search loads the documents (a search that waits longer than its time budget answers 503,
 # and the loading goes on), the first misspelt one the vocabulary.
-until curl -sf -o /dev/null "http://127.0.0.1:8090/v1/d/demo/search/services?q=gp"; do sleep 1; done
-curl -sf -o /dev/null "http://127.0.0.1:8090/v1/d/demo/search/services?q=clinc"
-curl -sf -o /dev/null "http://127.0.0.1:8090/v1/d/demo/autocomplete?q=g"
+until curl -sf -o /dev/null "http://127.0.0.1:$port/v1/d/demo/search/services?q=gp"; do sleep 1; done
+curl -sf -o /dev/null "http://127.0.0.1:$port/v1/d/demo/search/services?q=clinc"
+curl -sf -o /dev/null "http://127.0.0.1:$port/v1/d/demo/autocomplete?q=g"
 
-run() { PATHS="$1" wrk -t1 -c8 -d"${secs}s" --latency -s bench/paths.lua http://127.0.0.1:8090 \
+run() { PATHS="$1" wrk -t1 -c8 -d"${secs}s" --latency -s bench/paths.lua http://127.0.0.1:$port \
   | awk '/ 50%/ {p50=$2} / 90%/ {p90=$2} /^p95/ {p95=$2} /Requests\/sec/ {rps=$2} /Non-2xx/ {bad=$NF}
          END {printf "p50 %s p90 %s p95 %s, %s req/s, non-2xx %s\n", p50, p90, p95, rps, bad ? bad : 0}'; }
 echo "== search, $services services, 8 connections, ${secs} s a class (targets: p50 <= 5 ms, p95 <= 20 ms, >= 500 req/s)"

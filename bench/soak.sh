@@ -50,12 +50,12 @@ limits=(1 50 62 63 100)
 rm -f "$out"/shape-*.txt
 for s in "${shapes[@]}"; do for l in "${limits[@]}"; do for _ in $(seq 20); do shape "$l" "$s" | tee -a "$out/lists.txt" >> "$out/shape-$s-$l.txt"; done; done; done
 
-"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:8090 --client-ip-header X-Forwarded-For \
+"$out/dirsvc" serve --data "$data" --addr 127.0.0.1:$port --client-ip-header X-Forwarded-For \
   --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/serve.log" &
 serve=$!
 trap 'kill $serve 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:8090/healthz >/dev/null; do sleep 0.2; done
-curl -sf --max-time 600 -o /dev/null http://127.0.0.1:8090/v1/d/demo/developers
+until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
+curl -sf --max-time 600 -o /dev/null http://127.0.0.1:$port/v1/d/demo/developers
 # deepen replaces each cursor=DEEP of a file of list paths by a cursor the server gave for that
 # query, 1 to 5 pages in. Cursors are bound to their query, so each is got by following nextCursor.
 deepen() {
@@ -64,14 +64,14 @@ deepen() {
     base=${path%&cursor=DEEP}
     c=""
     for _ in $(seq $((RANDOM % 5 + 1))); do
-      c=$(curl -sf "http://127.0.0.1:8090$base${c:+&cursor=$c}" | grep -o '"nextCursor":"[^"]*"' | cut -d'"' -f4 || true)
+      c=$(curl -sf "http://127.0.0.1:$port$base${c:+&cursor=$c}" | grep -o '"nextCursor":"[^"]*"' | cut -d'"' -f4 || true)
       [ -n "$c" ] || break
     done
     echo "$base${c:+&cursor=$c}"
   done < "$f" > "$f.deep" && mv "$f.deep" "$f"
 }
 for f in "$out"/shape-*cursor*.txt; do deepen "$f"; done
-xargs -P4 -I{} sh -c 'test "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:8090{}")" = 200 && echo "{}"' \
+xargs -P4 -I{} sh -c 'test "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$0{}")" = 200 && echo "{}"' "$port" \
   < "$out/pages.txt" > "$out/pages.public" || true
 mv "$out/pages.public" "$out/pages.txt"
 echo "$(wc -l < "$out/pages.txt") record pages the public may see"
@@ -81,12 +81,12 @@ cat "$out"/shape-*cursor*.txt >> "$out/lists.deep"; mv "$out/lists.deep" "$out/l
 step 1 && echo "== 1. each list shape, one request at a time (p99, target <= 20 ms)"
 step 1 && for s in "${shapes[@]}"; do
   for l in "${limits[@]}"; do
-    p99=$(IDS="$out/ids.txt" PAGES="$out/pages.txt" LISTS="$out/shape-$s-$l.txt" ONLY=lists wrk -t1 -c1 -d3s --latency -s bench/mix.lua http://127.0.0.1:8090 | awk '/ 99%/ {print $2}')
+    p99=$(IDS="$out/ids.txt" PAGES="$out/pages.txt" LISTS="$out/shape-$s-$l.txt" ONLY=lists wrk -t1 -c1 -d3s --latency -s bench/mix.lua http://127.0.0.1:$port | awk '/ 99%/ {print $2}')
     echo "$s limit=$l: p99 $p99"
   done
 done
 
-mix() { IDS="$out/ids.txt" PAGES="$out/pages.txt" LISTS="$out/lists.txt" ONLY="${ONLY:-}" wrk "$@" --latency -s bench/mix.lua http://127.0.0.1:8090; }
+mix() { IDS="$out/ids.txt" PAGES="$out/pages.txt" LISTS="$out/lists.txt" ONLY="${ONLY:-}" wrk "$@" --latency -s bench/mix.lua http://127.0.0.1:$port; }
 # The server's memory: anonymous (the heap: what the memory limit and the caches' bounds govern) and
 # file-backed (the directory file mapped by SQLite: the page cache, which the kernel reclaims).
 rss() { awk '/RssAnon/ {a=$2} /RssFile/ {f=$2} END {printf "anonymous %d MB, file-backed %d MB", a/1024, f/1024}' /proc/$serve/status; }
@@ -107,7 +107,7 @@ echo "== 3. record reads beside eight anonymous list clients at their allowed ra
 alone=$(ONLY=reads mix -t1 -c32 -d20s | awk '/Requests\/sec/ {print $2}')
 for i in 1 2 3 4 5 6 7 8; do
   ( while kill -0 $serve 2>/dev/null; do
-      curl -s -o /dev/null -H "X-Forwarded-For: 198.51.100.$i" "http://127.0.0.1:8090$(shuf -n1 "$out/lists.txt")"; sleep 1
+      curl -s -o /dev/null -H "X-Forwarded-For: 198.51.100.$i" "http://127.0.0.1:$port$(shuf -n1 "$out/lists.txt")"; sleep 1
     done ) &
   listers+=($!)
 done
