@@ -465,3 +465,47 @@ func TestListPlansFindWhatTheListFoundBefore(t *testing.T) {
 		t.Fatalf("the lists found %d services in all: the test would prove little", found)
 	}
 }
+
+// TestPageBodiesOutliveTheirRows: a page's bodies are kept as the driver gave them (ownBody), so each
+// must still be its record's view once every row after it has been read. A driver that reused its
+// buffers would leave the bodies of a page overwritten by the rows after them.
+func TestPageBodiesOutliveTheirRows(t *testing.T) {
+	ctx := context.Background()
+	d := demoDirectory(t)
+	pub := dirsvc.Viewer{Audience: dirsvc.Public}
+	check := func(what string, items []dirsvc.Published, least int) {
+		t.Helper()
+		if len(items) < least {
+			t.Fatalf("%s: %d views, want %d at least for the test to prove anything", what, len(items), least)
+		}
+		for _, it := range items {
+			st, err := d.Record(ctx, it.PublicID, pub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.View == nil || string(st.View.Body) != string(it.Body) || st.View.ETag != it.ETag {
+				t.Errorf("%s: the body of %s is not its view as read alone", what, it.PublicID)
+			}
+		}
+	}
+	page, err := d.Services(ctx, pub, dirsvc.ServiceQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("a page of the service list", page.Items, 100)
+	unheld, err := d.Services(ctx, pub, dirsvc.ServiceQuery{Limit: 100, Held: func(string, string) bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("a page whose bodies were read apart", unheld.Items, 100)
+	var org string
+	if err := d.readers.QueryRow(`SELECT r.organisation_id FROM records r JOIN projections p ON p.public_id = r.public_id
+WHERE r.kind = 'service' AND p.audiences & ? != 0 GROUP BY r.organisation_id ORDER BY count(*) DESC LIMIT 1`, audienceBit(dirsvc.Public)).Scan(&org); err != nil {
+		t.Fatal(err)
+	}
+	related, err := d.Related(ctx, pub, dirsvc.KindService, dirsvc.KindOrganisation, org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("the services of an organisation", related, 2)
+}

@@ -224,25 +224,21 @@ func viewsPage(v dirsvc.Viewer, kind dirsvc.Kind, after string, limit int, cond 
 	return q
 }
 
-// pageItemsPrealloc bounds the items a page's slice is made for before any is read, and maxPageBlock
-// the bytes its block of bodies is made for at first. yieldRows is how many views a page reads
-// between yields of the CPU (readPage): about half a millisecond of SQLite's work.
+// pageItemsPrealloc bounds the items a page's slice is made for before any is read. yieldRows is how
+// many views a page reads between yields of the CPU (readPage): about half a millisecond of SQLite's
+// work.
 const (
 	pageItemsPrealloc = 128
-	maxPageBlock      = 4 << 20
 	yieldRows         = 16
 )
 
-// inBlock copies body into *block, made on the first body for about n bodies of its size, and
-// returns the copy. A block grown by a body that does not fit leaves the earlier bodies in the old.
-func inBlock(block *[]byte, body []byte, n int) []byte {
-	if *block == nil {
-		*block = make([]byte, 0, min(len(body)*n*5/4, maxPageBlock))
-	}
-	start := len(*block)
-	*block = append(*block, body...)
-	return (*block)[start:len(*block):len(*block)]
-}
+// ownBody returns a view's body as scanned into sql.RawBytes, kept without a copy. database/sql lets
+// a driver reuse the memory of RawBytes at the next row, but modernc.org/sqlite never does: it copies
+// every blob it reads into a slice of its own (conn.columnBlob), so the body stays whole. Copying it
+// again, as a driver that reused its buffers would need, doubled what lists allocate (they are the
+// reads that allocate most, and every byte allocated brings the next collection closer).
+// TestPageBodiesOutliveTheirRows fails if a version of the driver reuses them.
+func ownBody(body sql.RawBytes) []byte { return body[:len(body):len(body)] }
 
 // readPage runs the page statement q, which asks for limit+1 views.
 func (d *Directory) readPage(ctx context.Context, q sqlCond, limit int) (dirsvc.Page, error) {
@@ -251,18 +247,14 @@ func (d *Directory) readPage(ctx context.Context, q sqlCond, limit int) (dirsvc.
 		return dirsvc.Page{}, err
 	}
 	defer rows.Close()
-	// The views' bodies are copied into one block, sized from the first, rather than each into its
-	// own: a page of 100 views is then one allocation instead of a hundred, and lists, the reads that
-	// allocate most, cost the collector less.
 	page := dirsvc.Page{Items: make([]dirsvc.Published, 0, min(limit+1, pageItemsPrealloc))}
-	var block []byte
 	for rows.Next() {
 		var p dirsvc.Published
 		var body sql.RawBytes
 		if err := rows.Scan(&p.PublicID, &body, &p.ETag); err != nil {
 			return dirsvc.Page{}, err
 		}
-		p.Body = inBlock(&block, body, limit+1)
+		p.Body = ownBody(body)
 		page.Items = append(page.Items, p)
 		if len(page.Items)%yieldRows == 0 {
 			// Go preempts a running goroutine only after 10 ms: a long page yields the CPU now and
@@ -328,7 +320,6 @@ func (d *Directory) readUnheld(ctx context.Context, v dirsvc.Viewer, page *dirsv
 		return err
 	}
 	defer rows.Close()
-	var block []byte // one block of bodies (inBlock), as readPage's
 	for rows.Next() {
 		var id, etag string
 		var body sql.RawBytes
@@ -339,7 +330,7 @@ func (d *Directory) readUnheld(ctx context.Context, v dirsvc.Viewer, page *dirsv
 		if !ok {
 			continue
 		}
-		page.Items[i].Body, page.Items[i].ETag = inBlock(&block, body, len(ids)), etag
+		page.Items[i].Body, page.Items[i].ETag = ownBody(body), etag
 	}
 	return rows.Err()
 }

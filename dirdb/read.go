@@ -2,6 +2,7 @@ package dirdb
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"fmt"
 
@@ -132,9 +133,11 @@ func (d *Directory) Related(ctx context.Context, v dirsvc.Viewer, kind, ref dirs
 	var out []dirsvc.Published
 	for rows.Next() {
 		var p dirsvc.Published
-		if err := rows.Scan(&p.PublicID, &p.Body, &p.ETag); err != nil {
+		var body sql.RawBytes
+		if err := rows.Scan(&p.PublicID, &body, &p.ETag); err != nil {
 			return nil, err
 		}
+		p.Body = ownBody(body)
 		out = append(out, p)
 	}
 	return out, rows.Err()
