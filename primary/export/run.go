@@ -675,7 +675,7 @@ func (r *readability) check(id string) bool {
 	if len(r.seen) >= maxAnswers {
 		clear(r.seen)
 	}
-	r.seen[id] = ok
+	r.seen[strings.Clone(id)] = ok // id may be a piece of a view, whose block is reused
 	return ok
 }
 
