@@ -309,6 +309,9 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 				return res, err
 			}
 		}
+		if err := r.settle(); err != nil {
+			return res, err
+		}
 	}
 	// The files get their names only now, all of them whole.
 	for _, w := range writers {
