@@ -261,3 +261,36 @@ func TestReadabilityKeepsItsOwnIDs(t *testing.T) {
 		t.Errorf("the snapshot was asked %d times, want 2 (once for each ID)", snap.asked)
 	}
 }
+
+// BenchmarkWalkedIDsLookup looks up, in the IDs of walks as large as a 100,000-service directory's,
+// IDs that were walked and some that were not, as the FHIR mapping's references do.
+func BenchmarkWalkedIDsLookup(b *testing.B) {
+	r := newReadability(context.Background(), nil)
+	counts := map[dirsvc.Kind]int{dirsvc.KindOrganisation: 25_000, dirsvc.KindLocation: 47_000, dirsvc.KindService: 100_000}
+	var ids []string
+	for _, kind := range []dirsvc.Kind{dirsvc.KindOrganisation, dirsvc.KindLocation, dirsvc.KindService} {
+		r.begin(kind)
+		for i := range counts[kind] {
+			id := fmt.Sprintf("%s%026x", kind.IDPrefix(), uint64(i)*0x9e3779b97f4a7c15)
+			r.add(id)
+			ids = append(ids, id)
+		}
+		r.done()
+	}
+	rnd := rand.New(rand.NewSource(3))
+	rnd.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	b.ResetTimer()
+	found := 0
+	for i := range b.N {
+		id := ids[i%len(ids)]
+		for j := range r.walked {
+			if w := &r.walked[j]; strings.HasPrefix(id, w.prefix) && w.has(id) {
+				found++
+				break
+			}
+		}
+	}
+	if found != b.N {
+		b.Fatalf("%d of %d walked IDs found", found, b.N)
+	}
+}
