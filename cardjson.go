@@ -135,16 +135,14 @@ func AppendJSONString(dst []byte, s string) []byte {
 }
 
 // jsonSafeWord reports whether each of the eight bytes of w is one encoding/json writes as it is
-// (jsonSafe): ASCII, not a control character, not " \\ < > or &. below(x, n) is the word-at-a-time
-// test of a byte below n: zero exactly when no byte of x is below n (n up to 0x80; a byte of x at
-// 0x80 or above is caught by the test of the high bits); a byte equal to c is one of x^(c*ones)
-// below 1.
+// (jsonSafe): ASCII, not a control character, not " \\ < > or &. (x - n*ones) & ^x & highs is the
+// word-at-a-time test of a byte below n: zero exactly when no byte of x is below n (n up to 0x80;
+// a byte at 0x80 or above is caught by the test of the high bits); a byte equal to c is one of
+// x^(c*ones) below 1.
 func jsonSafeWord(w uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	below := func(x, n uint64) uint64 { return (x - n*ones) & ^x & highs }
-	bad := w&highs | below(w, 0x20) | below(w^('"'*ones), 1) | below(w^('\\'*ones), 1) |
-		below(w^('<'*ones), 1) | below(w^('>'*ones), 1) | below(w^('&'*ones), 1)
-	return bad == 0
+	q, bs, lt, gt, amp := w^('"'*ones), w^('\\'*ones), w^('<'*ones), w^('>'*ones), w^('&'*ones)
+	return (w|(w-0x20*ones)&^w|(q-ones)&^q|(bs-ones)&^bs|(lt-ones)&^lt|(gt-ones)&^gt|(amp-ones)&^amp)&highs == 0
 }
 
 // jsonSafe are the ASCII bytes encoding/json writes as they are.
