@@ -116,7 +116,8 @@ type Options struct {
 	PartRecords int
 	Now         func() time.Time
 	// Total, when set, is called with the number of records the export will look at (counted in
-	// the snapshot first, which costs a walk of the indexes; with Since fewer are written).
+	// the snapshot first, from the records' rows rather than their views; with Since fewer are
+	// written).
 	Total func(records int64)
 	// Progress, when set, is called with the records written so far every ProgressEvery records;
 	// an error it returns ends the export.
