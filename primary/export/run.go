@@ -585,9 +585,9 @@ type walkedIDs struct {
 var idSeed = maphash.MakeSeed()
 
 // maxRemembered bounds the IDs a readability keeps, walked (about 40 bytes each, their text and
-// slots: 40 MB for a directory of 350,000 services) or answered by the snapshot (about 60 bytes each, at most
-// maxAnswers); past the bound, further walked IDs are not kept (they are asked of the snapshot),
-// and the answers are forgotten.
+// slots: 40 MB for a directory of 350,000 services) or answered by the snapshot (about 60 bytes
+// each, at most maxAnswers); past the bound, further walked IDs are not kept (they are asked of the
+// snapshot), and the answers are forgotten.
 const (
 	maxRemembered = 1_000_000
 	maxAnswers    = 100_000
