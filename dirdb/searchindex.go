@@ -34,6 +34,9 @@ type searchIndex struct {
 	lastID   int64
 	lastGone int64
 	docs     map[int64]*memDoc
+	// loaded counts the documents a load held and the removals it applied: a load that gives way to
+	// a change keeps them, and they move it on (loadingRead).
+	loaded atomic.Uint64
 	// The documents by number (memDoc.ord), in the order of their IDs, and beside them what every
 	// search reads of each, so that a search through many documents reads a few dense arrays:
 	// the audiences that find it (0 once gone), its name's rank, and its facet values' numbers
@@ -113,7 +116,7 @@ func (d *Directory) freshSearch(ctx context.Context) error {
 			done := make(chan struct{})
 			idx.loading = done
 			go func() {
-				err := d.longRead(context.Background(), d.loadSearch)
+				err := d.loadingRead(context.Background(), d.loadSearch, idx.loaded.Load)
 				idx.lmu.Lock()
 				idx.loading, idx.loadErr = nil, err
 				idx.lmu.Unlock()
@@ -212,6 +215,7 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 				idx.goneOrds++
 				delete(idx.docs, id)
 			}
+			idx.loaded.Add(1)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -249,6 +253,7 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 			}
 			idx.lastID = max(idx.lastID, r.m.id)
 		}
+		idx.loaded.Add(uint64(len(batch)))
 		batch = batch[:0]
 		return nil
 	}

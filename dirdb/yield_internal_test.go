@@ -63,3 +63,59 @@ func TestAChangeDoesNotWaitForLongReads(t *testing.T) {
 		t.Errorf("runs of the long read (change applied at each start): %v, want [false true]", runs)
 	}
 }
+
+// TestALoadThatMovesOnGivesWayToEveryChange: a read that keeps what it did when it gives way
+// (loadingRead) gives way to more changes than maxYields, as long as each of its runs moves it on.
+// Each run here moves it on and then runs until a change interrupts it, except the last, which
+// ends by itself: had the read held the gate after maxYields changes, the next change would have
+// waited for the read's context to end, and that run would have ended with an error.
+func TestALoadThatMovesOnGivesWayToEveryChange(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.CreateDirectory(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Import(ctx, parseForTest(t, b)); err != nil {
+		t.Fatal(err)
+	}
+
+	const changes = 2 * maxYields
+	var progress atomic.Uint64
+	started := make(chan struct{}, 1)
+	readDone := make(chan error, 1)
+	readCtx, cancel := context.WithTimeout(ctx, 30*time.Second) // ends a run only if it held the gate
+	defer cancel()
+	go func() {
+		readDone <- d.loadingRead(readCtx, func(ctx context.Context) error {
+			n := progress.Add(1)
+			started <- struct{}{}
+			if n > changes {
+				return nil
+			}
+			<-ctx.Done()
+			return ctx.Err()
+		}, progress.Load)
+	}()
+	for range changes {
+		<-started
+		if err := s.Exclusive(ctx, "small", func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-started
+	if err := <-readDone; err != nil {
+		t.Fatalf("the read that gave way %d times: %v", changes, err)
+	}
+	if got := progress.Load(); got != changes+1 {
+		t.Errorf("the read ran %d times, want %d (once, and again after each change)", got, changes+1)
+	}
+}
