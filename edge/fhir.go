@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -362,7 +363,7 @@ func (fr *fhirReader) readEntry(r *http.Request, t, id string) (*fhirCacheEntry,
 		return nil, err
 	}
 	if t == fhir.TypeEndpoint {
-		eps, err := fr.endpoints(rd.status.View)
+		eps, err := fr.endpoints(rd.status.View, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -391,40 +392,93 @@ func (fr *fhirReader) resource(kind dirsvc.Kind, p *dirsvc.Published) (*fhir.Res
 // mapped from the same view before is taken from the cache (its JSON still packed) when every
 // record it refers to is readable, or not, for this caller as it was then.
 func (fr *fhirReader) mapped(kind dirsvc.Kind, p *dirsvc.Published) (*fhirCacheEntry, error) {
-	withLeaders := kind == dirsvc.KindOrganisation && fr.leaders
-	key := fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}
-	if !withLeaders && p.ETag != "" {
-		if e := fr.s.fhirResources.get(key); e != nil {
-			if e.checked == fr.checked {
-				return e, nil
-			}
-			if fr.sameReadability(e.refs) {
-				e.checked = fr.checked
-				fr.s.fhirResources.put(key, e)
-				return e, nil
-			}
-		}
-	}
-	v, err := fhir.DecodeView(kind, p.Body)
+	m, err := fr.prepare(kind, p)
 	if err != nil {
 		return nil, err
 	}
+	return fr.finish(kind, p, m)
+}
+
+// fhirMapping is a view on its way to its resource (prepare, then finish): the cache's entry of
+// it, or the view decoded, and the records whose readability finish may ask about.
+type fhirMapping struct {
+	e    *fhirCacheEntry
+	view any
+	refs []string
+}
+
+// cacheable reports whether the resource of a view of kind is kept in the cache (not an
+// organisation with the leadership the caller receives, which is not in its view).
+func (fr *fhirReader) cacheable(kind dirsvc.Kind, p *dirsvc.Published) bool {
+	return p.ETag != "" && !(kind == dirsvc.KindOrganisation && fr.leaders)
+}
+
+// prepare finds the cached resource of a view, or decodes the view, reading nothing of the
+// directory: a page prepares its views, learns the readability of all their references at once
+// (readAll), then finishes them.
+func (fr *fhirReader) prepare(kind dirsvc.Kind, p *dirsvc.Published) (*fhirMapping, error) {
+	m := &fhirMapping{}
+	if fr.cacheable(kind, p) {
+		if e := fr.s.fhirResources.get(fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}); e != nil {
+			m.e = e
+			if e.checked != fr.checked {
+				for _, readable := range []string{"true", "false"} {
+					e.refs.Each(readable, func(id string) bool {
+						m.refs = append(m.refs, id)
+						return true
+					})
+				}
+			}
+			return m, nil
+		}
+	}
+	v, err := fr.mapper.DecodeView(kind, p.Body)
+	if err != nil {
+		return nil, err
+	}
+	m.view, m.refs = v, fhir.References(v)
+	return m, nil
+}
+
+// finish gives the resource of a prepared view: the cached one when its references are as readable
+// as they were, else the view mapped (and kept in the cache).
+func (fr *fhirReader) finish(kind dirsvc.Kind, p *dirsvc.Published, m *fhirMapping) (*fhirCacheEntry, error) {
+	key := fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}
+	if e := m.e; e != nil {
+		if e.checked == fr.checked {
+			return e, nil
+		}
+		if fr.sameReadability(e.refs) {
+			e.checked = fr.checked
+			fr.s.fhirResources.put(key, e)
+			return e, nil
+		}
+		if err := fr.failed(); err != nil {
+			return nil, err
+		}
+		v, err := fr.mapper.DecodeView(kind, p.Body)
+		if err != nil {
+			return nil, err
+		}
+		m.view = v
+	}
 	asked := map[string][]string{} // the records asked about, by readability ("true", "false")
-	m := *fr.mapper
-	m.Readable = func(id string) bool {
+	mp := *fr.mapper
+	mp.Readable = func(id string) bool {
 		ok := fr.canRead(id)
 		asked[strconv.FormatBool(ok)] = append(asked[strconv.FormatBool(ok)], id)
 		return ok
 	}
 	var res *fhir.Resource
-	if ov, ok := v.(*dirsvc.OrganisationView); ok && withLeaders {
+	var err error
+	if ov, ok := m.view.(*dirsvc.OrganisationView); ok && kind == dirsvc.KindOrganisation && fr.leaders {
 		var leaders []dirsvc.LeaderView
 		leaders, err = fr.s.currentLeaders(fr.req, &reading{dir: fr.dir, info: fr.info}, ov.PublicID)
 		if err == nil {
-			res, err = m.Organization(ov, leaders)
+			res, err = mp.Organization(ov, leaders)
 		}
 	} else {
-		res, err = m.Map(v)
+		res, err = mp.Map(m.view)
 	}
 	if err == nil {
 		err = fr.failed()
@@ -433,10 +487,45 @@ func (fr *fhirReader) mapped(kind dirsvc.Kind, p *dirsvc.Published) (*fhirCacheE
 		return nil, err
 	}
 	e := newFHIREntry(res, fhir.PackValues(asked), fr.checked)
-	if !withLeaders && p.ETag != "" {
+	if fr.cacheable(kind, p) {
 		fr.s.fhirResources.put(key, e)
 	}
 	return e, nil
+}
+
+// readAll learns at once whether the caller may read each record of ids whose readability is not
+// known yet for its state (one read for all, where canRead reads one record).
+func (fr *fhirReader) readAll(ids []string) error {
+	var ask []string
+	fr.mu.Lock()
+	for _, id := range ids {
+		if _, seen := fr.readable[id]; !seen {
+			ask = append(ask, id)
+		}
+	}
+	fr.mu.Unlock()
+	unknown := ask[:0]
+	for _, id := range ask {
+		if ok, known := fr.s.fhirReadable.get(fr.checked, id); known {
+			fr.setReadable(id, ok)
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	unknown = slices.Compact(unknown)
+	readable, err := fr.dir.Readable(fr.ctx, fr.viewer, unknown)
+	if err != nil {
+		return err
+	}
+	for _, id := range unknown {
+		fr.s.fhirReadable.put(fr.checked, id, readable[id])
+		fr.setReadable(id, readable[id])
+	}
+	return nil
 }
 
 // sameReadability reports whether each record of refs is readable, or not, for the caller as refs
@@ -455,13 +544,20 @@ func (fr *fhirReader) sameReadability(refs fhir.Values) bool {
 	return fr.failed() == nil
 }
 
-// endpoints returns the Endpoints of a service's view the caller receives.
-func (fr *fhirReader) endpoints(p *dirsvc.Published) ([]*fhir.Resource, error) {
-	var v dirsvc.ServiceView
-	if err := json.Unmarshal(p.Body, &v); err != nil {
-		return nil, err
+// endpoints returns the Endpoints of a service's view the caller receives (decoded already, view,
+// or decoded from p).
+func (fr *fhirReader) endpoints(p *dirsvc.Published, view any) ([]*fhir.Resource, error) {
+	if view == nil {
+		var err error
+		if view, err = fr.mapper.DecodeView(dirsvc.KindService, p.Body); err != nil {
+			return nil, err
+		}
 	}
-	eps, err := fr.mapper.Endpoints(&v)
+	v, ok := view.(*dirsvc.ServiceView)
+	if !ok {
+		return nil, errors.New("endpoints of a view not a service's")
+	}
+	eps, err := fr.mapper.Endpoints(v)
 	if err == nil {
 		err = fr.failed()
 	}

@@ -241,8 +241,8 @@ func (c *fhirCache) put(k fhirCacheKey, e *fhirCacheEntry) {
 // An entry's bytes: its key (directory, id, entity tag), when it was checked (epoch, generation,
 // viewer), the readability of its references, then the resource (type, id, source, last updated,
 // version, references, search values, the SHA-256 of its body, body compressed with S2, which
-// halves what the cache holds for a microsecond a read). Each string is preceded by its length
-// (uvarint).
+// halves what the cache holds for a microsecond a read: in its fast mode, as its better mode saves
+// 2% of the bytes for half as much time again). Each string is preceded by its length (uvarint).
 
 func encodeFHIREntry(k fhirCacheKey, e *fhirCacheEntry) []byte {
 	r := e.res
@@ -268,7 +268,7 @@ func encodeFHIREntry(k fhirCacheKey, e *fhirCacheEntry) []byte {
 	if packed {
 		return append(b, e.packed...)
 	}
-	return append(b, s2.EncodeBetter(b[len(b):cap(b)], r.Body)...)
+	return append(b, s2.Encode(b[len(b):cap(b)], r.Body)...)
 }
 
 func appendEntryString(b []byte, s string) []byte {

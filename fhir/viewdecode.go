@@ -25,6 +25,8 @@ type viewReader struct {
 	b   string // the view: every string decoded without escapes is a piece of it, made without a copy
 	i   int
 	err error
+	// searched: the members search values read are decoded too (decodeMapped).
+	searched bool
 }
 
 var (
@@ -32,9 +34,10 @@ var (
 	errViewEnd  = errors.New("fhir: a view cut short")
 )
 
-// decodeMapped decodes the members of a view of kind that the mapping reads.
-func decodeMapped(kind dirsvc.Kind, body []byte) (any, error) {
-	r := &viewReader{b: string(body)}
+// decodeMapped decodes the members of a view of kind that the mapping reads, and with searched
+// those the resource's search values read too (a service's areas).
+func decodeMapped(kind dirsvc.Kind, body []byte, searched bool) (any, error) {
+	r := &viewReader{b: string(body), searched: searched}
 	var v any
 	switch kind {
 	case dirsvc.KindOrganisation:
@@ -622,6 +625,12 @@ func (r *viewReader) service() *dirsvc.ServiceView {
 			v.Appointment = r.str()
 		case "languages":
 			v.Languages = r.strs()
+		case "areas":
+			if r.searched {
+				v.Areas = r.strs()
+			} else {
+				r.skip()
+			}
 		default:
 			r.skip()
 		}
