@@ -196,26 +196,46 @@ func (s *Server) handleFHIRRead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := e.res
-	body, err := e.body()
-	if err == nil && len(elements) > 0 {
-		body, err = fhir.Subset(res, elements)
-	}
-	if err != nil {
-		s.fhirError(w, r, err)
-		return
-	}
 	attribution := ""
 	if res.Search.Has("address") {
 		attribution = fr.info.Attribution
 	}
-	s.cacheTags(w, r, dirTag(r, res.Source))
 	if len(elements) > 0 {
+		body, err := e.body()
+		if err == nil {
+			body, err = fhir.Subset(res, elements)
+		}
+		if err != nil {
+			s.fhirError(w, r, err)
+			return
+		}
+		s.cacheTags(w, r, dirTag(r, res.Source))
 		s.writeFHIR(w, r, viewer.Audience, body, res.LastUpdated, attribution)
 		return
 	}
-	// The whole resource: its entity tag is its hash, kept with it.
+	// The whole resource: its entity tag is its hash, kept with it, and its JSON is decoded from
+	// the cache into a pooled buffer, given back once written.
+	buf := fhirReadBodies.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxFHIRReadBody {
+			fhirReadBodies.Put(buf)
+		}
+	}()
+	body, err := e.appendBody((*buf)[:0])
+	if err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	*buf = body
+	s.cacheTags(w, r, dirTag(r, res.Source))
 	s.writeFHIRTagged(w, r, viewer.Audience, body, dirsvc.ETagOfSum(e.sum), s.bodies.forms(e.sum), res.LastUpdated, attribution)
 }
+
+// fhirReadBodies keeps the buffers the JSON of read resources is decoded into, up to
+// maxFHIRReadBody bytes each (a HealthcareService is about 3 KB).
+var fhirReadBodies = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+const maxFHIRReadBody = 64 << 10
 
 // fhirReader makes the resources of one request: it reads records as the caller may (resolve), and
 // remembers which records the caller may read, for the references of every resource it maps.
@@ -227,7 +247,7 @@ type fhirReader struct {
 	info     *dirsvc.Directory
 	viewer   dirsvc.Viewer
 	mapper   *fhir.Mapper
-	mu       sync.Mutex // guards readable and err: a search maps a page's views in parallel
+	mu       sync.Mutex // guards readable (made by the first setReadable) and err: a search maps a page's views in parallel
 	readable map[string]bool
 	// leaders tells whether the caller receives organisations' leadership (leadershipOf).
 	leaders bool
@@ -244,7 +264,7 @@ func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirRead
 	if err != nil {
 		return nil, err
 	}
-	fr := &fhirReader{s: s, req: r, ctx: r.Context(), dir: dir, info: info, viewer: viewer, readable: map[string]bool{},
+	fr := &fhirReader{s: s, req: r, ctx: r.Context(), dir: dir, info: info, viewer: viewer,
 		checked: fhirChecked{epoch: s.fhirResources.epoch(info.Slug, dir), gen: dir.Generation(), viewer: viewerKey(viewer)}}
 	fr.mapper = &fhir.Mapper{Country: info.Country, Canonical: fhir.Canonical(s.cfg.BaseURL), Readable: fr.canRead}
 	t := tokenFrom(r.Context())
@@ -294,6 +314,9 @@ func (fr *fhirReader) canRead(id string) bool {
 // setReadable records whether the caller may read the record id.
 func (fr *fhirReader) setReadable(id string, ok bool) {
 	fr.mu.Lock()
+	if fr.readable == nil {
+		fr.readable = map[string]bool{}
+	}
 	fr.readable[id] = ok
 	fr.mu.Unlock()
 }
