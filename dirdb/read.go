@@ -167,12 +167,12 @@ func (d *Directory) Readable(ctx context.Context, v dirsvc.Viewer, ids []string)
 			for n < len(part) {
 				n *= 2
 			}
-			args := make([]any, 0, n+1+4)
+			in := inside(kind, "p.public_id", v)
+			args := make([]any, 0, n+1+len(in.args))
 			args = append(args, part...)
 			for len(args) < n {
 				args = append(args, part[len(part)-1])
 			}
-			in := inside(kind, "p.public_id", v)
 			rows, err := d.lists.query(ctx, d.readers, "SELECT p.public_id\nFROM projections p INDEXED BY sqlite_autoindex_projections_1\nWHERE p.public_id IN ("+
 				placeholders(n)+") AND p.audiences & ? != 0 AND ("+in.sql+")", append(append(args, audienceBit(v.Audience)), in.args...)...)
 			if err != nil {
