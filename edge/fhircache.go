@@ -7,6 +7,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/s2"
@@ -386,6 +387,9 @@ func (c *fhirReadability) put(at fhirChecked, id string, readable bool) {
 	}
 	if _, had := m[id]; !had {
 		c.n++
+		// A copy: id may be a piece of a view's body (a mapper's decoding shares it), which the
+		// cache would otherwise keep whole.
+		id = strings.Clone(id)
 	}
 	m[id] = readable
 }
