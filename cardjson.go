@@ -78,8 +78,17 @@ func AppendJSONFloat(dst []byte, f float64) ([]byte, error) {
 // UTF-8 as U+FFFD, U+2028 and U+2029 escaped.
 func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
+	start, i := 0, 0
+	// Eight bytes at a time while none is to be escaped or begins a character of several bytes:
+	// most strings (codes, system URLs, names, addresses) go through here whole.
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8]
+		if !jsonSafeWord(uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56) {
+			break
+		}
+	}
+	for i < len(s) {
 		if b := s[i]; b < utf8.RuneSelf {
 			if jsonSafe[b] {
 				i++
@@ -123,6 +132,17 @@ func AppendJSONString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// jsonSafeWord reports whether each of the eight bytes of w is one encoding/json writes as it is
+// (jsonSafe): ASCII, not a control character, not " \\ < > or &. (x - n*ones) & ^x & highs is the
+// word-at-a-time test of a byte below n: zero exactly when no byte of x is below n (n up to 0x80;
+// a byte at 0x80 or above is caught by the test of the high bits); a byte equal to c is one of
+// x^(c*ones) below 1.
+func jsonSafeWord(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q, bs, lt, gt, amp := w^('"'*ones), w^('\\'*ones), w^('<'*ones), w^('>'*ones), w^('&'*ones)
+	return (w|(w-0x20*ones)&^w|(q-ones)&^q|(bs-ones)&^bs|(lt-ones)&^lt|(gt-ones)&^gt|(amp-ones)&^amp)&highs == 0
 }
 
 // jsonSafe are the ASCII bytes encoding/json writes as they are.

@@ -2,6 +2,8 @@ package dirsvc
 
 import (
 	"encoding/json"
+	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -47,3 +49,54 @@ func TestACardAppendedIsTheCardEncoded(t *testing.T) {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// TestStringsAppendedAreTheStringsEncoded appends strings with every byte value at every place of
+// their first words (the one byte to escape or not, or a piece of a character of several bytes,
+// valid or not), characters of several bytes at every place, and strings of random bytes and
+// characters: the bytes must be encoding/json's.
+func TestStringsAppendedAreTheStringsEncoded(t *testing.T) {
+	check := func(s string) {
+		t.Helper()
+		want, _ := json.Marshal(s)
+		if got := AppendJSONString([]byte("x"), s); string(got[1:]) != string(want) {
+			t.Fatalf("%q:\n got %s\nwant %s", s, got[1:], want)
+		}
+	}
+	base := "abcdefghijklmnopqrstuvwxyz0123"
+	for n := 0; n <= len(base); n++ {
+		for at := 0; at < n; at++ {
+			for b := range 256 {
+				check(base[:at] + string([]byte{byte(b)}) + base[at+1:n])
+			}
+			for _, c := range []string{"é", "€", "😀", "\u2028", "\u2029", "\xe2\x80", "\xff\xfe"} {
+				check(base[:at] + c + base[at:n])
+			}
+		}
+	}
+	rnd := rand.New(rand.NewSource(1))
+	alphabet := []string{"a", "Z", " ", "/", ":", "\"", "\\", "<", ">", "&", "\n", "\t", "\x01", "\x7f", "é", "\u2028", "\xc3", "😀"}
+	for range 20000 {
+		var s strings.Builder
+		for range rnd.Intn(40) {
+			if rnd.Intn(4) == 0 {
+				s.WriteString(alphabet[rnd.Intn(len(alphabet))])
+			} else {
+				s.WriteByte(byte('a' + rnd.Intn(26)))
+			}
+		}
+		check(s.String())
+	}
+}
+
+// BenchmarkAppendJSONString appends strings such as the FHIR export writes most: system URLs,
+// codes, names, addresses, times.
+func BenchmarkAppendJSONString(b *testing.B) {
+	strs := []string{"http://terminology.hl7.org/CodeSystem/service-category", "gp", "Harbour Community Health Centre",
+		"12 Example Street, Ultimo NSW 2007", "2026-01-31T09:00:00.000Z", "Mon–Fri, by appointment", "active"}
+	buf := make([]byte, 0, 256)
+	for b.Loop() {
+		for _, s := range strs {
+			buf = AppendJSONString(buf[:0], s)
+		}
+	}
+}

@@ -16,6 +16,15 @@ changes=${2:-30}
 cd "$(dirname "$0")/.."
 out=bench/out
 mkdir -p "$out"
+# B listens on PORT+1 and A on PORT+2 (PORT default 8090): a server already there would answer in
+# place of the one started here, so the script refuses to start instead.
+port=${PORT:-8090}
+for p in $((port + 1)) $((port + 2)); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+    echo "port $p is in use: stop what listens there, or choose other ports with PORT=" >&2
+    exit 1
+  fi
+done
 go build -o "$out/dirsvc" ./cmd/dirsvc
 go build -o "$out/mirrorlag" ./bench/mirrorlag
 
@@ -38,15 +47,15 @@ id=$(echo "$client" | field clientId)
 secret=$(echo "$client" | field clientSecret)
 admin=$(head -c 32 /dev/urandom | base64)
 
-"$out/dirsvc" serve --data "$b" --addr 127.0.0.1:8091 --metrics-addr 127.0.0.1:0 --admin-token "$admin" 2>"$out/mirror-b.log" &
+"$out/dirsvc" serve --data "$b" --addr 127.0.0.1:$((port + 1)) --metrics-addr 127.0.0.1:0 --admin-token "$admin" 2>"$out/mirror-b.log" &
 serveb=$!
 servea=
 trap 'kill $serveb $servea 2>/dev/null || true; "$out/dirsvc" clients --data "$b" revoke "$id" >/dev/null 2>&1 || true' EXIT
-until curl -sf http://127.0.0.1:8091/healthz >/dev/null; do sleep 0.2; done
-curl -sf --max-time 600 -o /dev/null http://127.0.0.1:8091/v1/d/demo/developers # opens the directory
+until curl -sf http://127.0.0.1:$((port + 1))/healthz >/dev/null; do sleep 0.2; done
+curl -sf --max-time 600 -o /dev/null http://127.0.0.1:$((port + 1))/v1/d/demo/developers # opens the directory
 
 DIRSVC_MIRROR_CLIENT_SECRET="$secret" "$out/dirsvc" mirror --data "$a" add --dir agg --name b \
-  --upstream http://127.0.0.1:8091 --upstream-dir demo --client-id "$id" --allow-loopback 2>/dev/null
+  --upstream http://127.0.0.1:$((port + 1)) --upstream-dir demo --client-id "$id" --allow-loopback 2>/dev/null
 
 echo "== mirroring $services services from empty (target: >= 20,000 records/s)"
 uptime
@@ -60,9 +69,9 @@ awk -v n="$written" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
 
 echo "== steady-state lag from a change at B to a read at A, default settings (target: p50 <= 2 s)"
 reader=$("$out/dirsvc" clients --data "$a" create --name "Reader" --directory agg --tier partner --scopes "graph:read")
-"$out/dirsvc" serve --data "$a" --addr 127.0.0.1:8092 --metrics-addr 127.0.0.1:0 --mirror-allow-loopback 2>"$out/mirror-a.log" &
+"$out/dirsvc" serve --data "$a" --addr 127.0.0.1:$((port + 2)) --metrics-addr 127.0.0.1:0 --mirror-allow-loopback 2>"$out/mirror-a.log" &
 servea=$!
-until curl -sf http://127.0.0.1:8092/healthz >/dev/null; do sleep 0.2; done
+until curl -sf http://127.0.0.1:$((port + 2))/healthz >/dev/null; do sleep 0.2; done
 token=$(curl -sf -u "$(echo "$reader" | field clientId):$(echo "$reader" | field clientSecret)" \
-  -d grant_type=client_credentials -d directory=agg http://127.0.0.1:8092/oauth/token | field access_token)
-"$out/mirrorlag" -admin-token "$admin" -token "$token" -file "$file" -n "$changes"
+  -d grant_type=client_credentials -d directory=agg http://127.0.0.1:$((port + 2))/oauth/token | field access_token)
+"$out/mirrorlag" -upstream "http://127.0.0.1:$((port + 1))" -mirror "http://127.0.0.1:$((port + 2))" -admin-token "$admin" -token "$token" -file "$file" -n "$changes"

@@ -146,11 +146,15 @@ func inside(kind dirsvc.Kind, idExpr string, v dirsvc.Viewer) sqlCond {
 }
 
 // activeRole is the condition that the practitioner idExpr has a role, active and visible to the
-// audience, that meets cond (written on the alias ro).
+// audience, that meets cond (written on the alias ro). Its roles are found by their public IDs'
+// range rather than their kind: records_practitioner then covers the search, where reading the
+// kind read each role's row (a count of the 50,000 practitioners of a generated directory with this
+// condition took 0.48 s of CPU that way, 0.11 s this way).
 func activeRole(idExpr string, bit int64, cond sqlCond) sqlCond {
+	roles := kindRange("ro.public_id", dirsvc.KindRole)
 	return sqlCond{fmt.Sprintf(`EXISTS (SELECT 1 FROM records ro INDEXED BY records_practitioner
 CROSS JOIN list_keys ra INDEXED BY sqlite_autoindex_list_keys_1 ON ra.public_id = ro.public_id AND ra.key = '`+keyActive+`' AND ra.audiences & ? != 0
-WHERE ro.practitioner_id = %s AND ro.kind = 'role' AND %s LIMIT 1)`, idExpr, cond.sql), append([]any{bit}, cond.args...)}
+WHERE ro.practitioner_id = %s AND %s AND %s LIMIT 1)`, idExpr, roles.sql, cond.sql), append(append([]any{bit}, roles.args...), cond.args...)}
 }
 
 // insideNarrowing reports whether a record is inside the viewer's narrowing (always, for a viewer

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 	"testing/quick"
+	"time"
 )
 
 // awkwardTexts are texts encoding/json writes in some special way.
@@ -87,5 +88,23 @@ func TestResourceJSONAgreesWithEncodingJSON(t *testing.T) {
 	for _, v := range []jsonAppender{&Organization{}, &Location{Position: &Position{}}, &HealthcareService{},
 		&Practitioner{}, &PractitionerRole{}, &Endpoint{}} {
 		check(v)
+	}
+}
+
+// TestInstantsAreFormatsInstants writes times of every part's range (years of one to four digits
+// and past them, every millisecond's digits, zones other than UTC) as FHIR instants: the text must
+// be Format's with the instant layout, in UTC.
+func TestInstantsAreFormatsInstants(t *testing.T) {
+	rnd := rand.New(rand.NewSource(1))
+	zones := []*time.Location{time.UTC, time.FixedZone("AEST", 10*3600), time.FixedZone("west", -9*3600-30*60)}
+	times := []time.Time{{}, time.Date(9999, 12, 31, 23, 59, 59, 999_999_999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(7, 2, 3, 4, 5, 6, 7_000_000, time.UTC), time.Date(2026, 11, 24, 5, 47, 0, 1, time.UTC)}
+	for range 20000 {
+		times = append(times, time.Unix(rnd.Int63n(400*365*86400)-100*365*86400, rnd.Int63n(1e9)).In(zones[rnd.Intn(len(zones))]))
+	}
+	for _, tm := range times {
+		if got, want := instant(tm), tm.UTC().Format("2006-01-02T15:04:05.000Z07:00"); got != want {
+			t.Fatalf("%v: %s, want %s", tm, got, want)
+		}
 	}
 }

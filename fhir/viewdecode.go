@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -35,9 +36,11 @@ var (
 )
 
 // decodeMapped decodes the members of a view of kind that the mapping reads, and with searched
-// those the resource's search values read too (a service's areas).
+// those the resource's search values read too (a service's areas). The view's strings are pieces of
+// body itself, not of a copy (an export decodes every view of a directory, and copying each was the
+// largest allocation of its mapping): body must not change while the view is used.
 func decodeMapped(kind dirsvc.Kind, body []byte, searched bool) (any, error) {
-	r := &viewReader{b: string(body), searched: searched}
+	r := &viewReader{b: unsafe.String(unsafe.SliceData(body), len(body)), searched: searched}
 	var v any
 	switch kind {
 	case dirsvc.KindOrganisation:

@@ -209,7 +209,7 @@ type csvWriter struct {
 }
 
 func (w *csvWriter) begin(kind dirsvc.Kind) error {
-	f, err := createPart(w.run.dir, CSVFileName(kind), w.run.parts)
+	f, err := w.run.create(CSVFileName(kind))
 	if err != nil {
 		return err
 	}

@@ -97,6 +97,28 @@ type run struct {
 	at      time.Time
 	parts   int
 	baseURL string
+	files   []*partFile // every file the writers made (create)
+}
+
+// create creates a file of the export, written in parts.
+func (r *run) create(name string) (*partFile, error) {
+	f, err := createPart(r.dir, name, r.parts)
+	if err == nil {
+		r.files = append(r.files, f)
+	}
+	return f, err
+}
+
+// settle writes out what the files hold and begins a background sync of each file written since its
+// last one began: called when a kind's records are written, so that the files of the kinds before
+// the last are on the disk by the end of the export, and its commit waits only for the last kind's.
+func (r *run) settle() error {
+	for _, f := range r.files {
+		if err := f.settle(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jsonWriter writes the JSON export: one file, one line of JSON, an object with the directory's
@@ -108,7 +130,7 @@ type jsonWriter struct {
 }
 
 func newJSONWriter(r *run) (*jsonWriter, error) {
-	f, err := createPart(r.dir, "directory.json", r.parts)
+	f, err := r.create("directory.json")
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +215,7 @@ func (w *fhirWriter) out(t string, res *fhir.Resource) error {
 	f := w.files[t]
 	if f == nil {
 		var err error
-		if f, err = createPart(w.run.dir, FHIRFileName(t), w.run.parts); err != nil {
+		if f, err = w.run.create(FHIRFileName(t)); err != nil {
 			return err
 		}
 		w.files[t] = f

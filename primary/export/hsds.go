@@ -74,7 +74,7 @@ func newHSDSWriter(r *run, readable func(string) bool) *hsdsWriter {
 
 // open starts a table's file.
 func (w *hsdsWriter) open(name, table string) error {
-	f, err := createPart(w.run.dir, name, w.run.parts)
+	f, err := w.run.create(name)
 	if err != nil {
 		return err
 	}

@@ -92,6 +92,31 @@ func (p *partFile) syncBehind() error {
 	return nil
 }
 
+// settle writes out the buffer and begins a background sync of everything written, unless nothing
+// was written since the last began. It does not wait for a sync that still runs: the new one begins
+// when that one ends, and reports its error.
+func (p *partFile) settle() error {
+	if p.written == p.syncedTo {
+		return nil
+	}
+	if err := p.w.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", p.name, err)
+	}
+	p.syncedTo = p.written
+	before, done := p.syncing, make(chan error, 1)
+	p.syncing = done
+	go func() {
+		if before != nil {
+			if err := <-before; err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- p.f.Sync()
+	}()
+	return nil
+}
+
 // synced waits for the background sync, if one runs, and returns its error.
 func (p *partFile) synced() error {
 	if p.syncing == nil {

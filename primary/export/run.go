@@ -116,7 +116,8 @@ type Options struct {
 	PartRecords int
 	Now         func() time.Time
 	// Total, when set, is called with the number of records the export will look at (counted in
-	// the snapshot first, which costs a walk of the indexes; with Since fewer are written).
+	// the snapshot first, from the records' rows rather than their views; with Since fewer are
+	// written).
 	Total func(records int64)
 	// Progress, when set, is called with the records written so far every ProgressEvery records;
 	// an error it returns ends the export.
@@ -308,6 +309,9 @@ func Write(ctx context.Context, rd dirsvc.DirectoryReader, dir string, o Options
 			if err := w.end(kind); err != nil {
 				return res, err
 			}
+		}
+		if err := r.settle(); err != nil {
+			return res, err
 		}
 	}
 	// The files get their names only now, all of them whole.
@@ -565,23 +569,25 @@ type readability struct {
 }
 
 // walkedIDs are the IDs of one kind's records: ids (text, once the kind is walked to its end) holds
-// them one after another, ends[i] is where the i-th ends, and slots is a hash table of them (open
-// addressing: 1 + an ID's index, 0 for none). No pointer per ID for the collector to follow.
+// them one after another, ends[i] is where the i-th ends (until the kind is walked), and slots is a
+// hash table of them (open addressing: an ID's start in text in the high half, its end in the low
+// half, 0 for none), which a lookup reads with the ID's text and nothing else. No pointer per ID
+// for the collector to follow.
 type walkedIDs struct {
 	prefix string
 	ids    []byte
 	ends   []uint32
 	text   string
-	slots  []uint32
+	slots  []uint64
 }
 
 // idSeed seeds the hashes of walkedIDs.
 var idSeed = maphash.MakeSeed()
 
-// maxRemembered bounds the IDs a readability keeps, walked (about 40 bytes each: 40 MB for a
-// directory of 350,000 services) or answered by the snapshot (about 60 bytes each, at most
-// maxAnswers); past the bound, further walked IDs are not kept (they are asked of the snapshot),
-// and the answers are forgotten.
+// maxRemembered bounds the IDs a readability keeps, walked (about 40 bytes each, their text and
+// slots: 40 MB for a directory of 350,000 services) or answered by the snapshot (about 60 bytes
+// each, at most maxAnswers); past the bound, further walked IDs are not kept (they are asked of the
+// snapshot), and the answers are forgotten.
 const (
 	maxRemembered = 1_000_000
 	maxAnswers    = 100_000
@@ -618,37 +624,31 @@ func (r *readability) done() {
 	for n < 2*len(c.ends) {
 		n <<= 1
 	}
-	c.slots = make([]uint32, n)
+	c.slots = make([]uint64, n)
 	mask := uint64(n - 1)
-	for i := range c.ends {
-		h := maphash.String(idSeed, c.at(i)) & mask
+	start := uint32(0)
+	for _, end := range c.ends {
+		h := maphash.String(idSeed, c.text[start:end]) & mask
 		for c.slots[h] != 0 {
 			h = (h + 1) & mask
 		}
-		c.slots[h] = uint32(i) + 1
+		c.slots[h] = uint64(start)<<32 | uint64(end) // not 0: an ID is not empty
+		start = end
 	}
 	r.kept += len(c.ends)
+	c.ends = nil
 	r.walked = append(r.walked, c)
-}
-
-// at returns the i-th ID.
-func (w *walkedIDs) at(i int) string {
-	start := uint32(0)
-	if i > 0 {
-		start = w.ends[i-1]
-	}
-	return w.text[start:w.ends[i]]
 }
 
 // has reports whether id is one of the IDs.
 func (w *walkedIDs) has(id string) bool {
 	mask := uint64(len(w.slots) - 1)
 	for h := maphash.String(idSeed, id) & mask; ; h = (h + 1) & mask {
-		i := w.slots[h]
-		if i == 0 {
+		slot := w.slots[h]
+		if slot == 0 {
 			return false
 		}
-		if w.at(int(i-1)) == id {
+		if start, end := int(slot>>32), int(uint32(slot)); end-start == len(id) && w.text[start:end] == id {
 			return true
 		}
 	}
@@ -675,7 +675,7 @@ func (r *readability) check(id string) bool {
 	if len(r.seen) >= maxAnswers {
 		clear(r.seen)
 	}
-	r.seen[id] = ok
+	r.seen[strings.Clone(id)] = ok // id may be a piece of a view, whose block is reused
 	return ok
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -181,5 +182,115 @@ func TestPartFilesSyncAsTheyGo(t *testing.T) {
 		if n != int64(want.Len()) || !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("%s: %d bytes (said %d), want %d as written", name, len(got), n, want.Len())
 		}
+	}
+}
+
+// TestSettledFilesHoldEverythingWritten settles a file between records (as an export does when a
+// kind's records are written), the second time while the first sync may still run: each settle
+// writes out the buffer and begins a sync, one with nothing new written begins none, and the
+// committed file holds every record in order.
+func TestSettledFilesHoldEverythingWritten(t *testing.T) {
+	dir := t.TempDir()
+	r := &run{dir: dir, parts: 1000}
+	f, err := r.create("records.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	for round := range 3 {
+		for i := range 200 {
+			line := fmt.Sprintf("{\"round\":%d,\"record\":%d}\n", round, i)
+			want.WriteString(line)
+			f.WriteString(line)
+			if err := f.recorded(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.settle(); err != nil {
+			t.Fatal(err)
+		}
+		if f.syncing == nil || f.syncedTo != int64(want.Len()) || f.w.Buffered() != 0 {
+			t.Fatalf("round %d: settled with sync %v, synced to %d of %d, %d bytes buffered", round, f.syncing != nil, f.syncedTo, want.Len(), f.w.Buffered())
+		}
+		if on, err := os.ReadFile(f.path + partSuffix); err != nil || !bytes.Equal(on, want.Bytes()) {
+			t.Fatalf("round %d: the part file holds %d bytes, want the %d written (%v)", round, len(on), want.Len(), err)
+		}
+		running := f.syncing
+		if err := r.settle(); err != nil || f.syncing != running {
+			t.Fatalf("round %d: a settle with nothing written began another sync (%v)", round, err)
+		}
+	}
+	n, err := f.commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "records.ndjson"))
+	if err != nil || n != int64(want.Len()) || !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("committed %d bytes (said %d), want %d as written (%v)", len(got), n, want.Len(), err)
+	}
+}
+
+// readableSnapshot answers Readable for the IDs it holds, and counts the questions.
+type readableSnapshot struct {
+	dirsvc.ReadSnapshot
+	readable map[string]bool
+	asked    int
+}
+
+func (s *readableSnapshot) Readable(_ context.Context, id string) (bool, error) {
+	s.asked++
+	return s.readable[id], nil
+}
+
+// TestReadabilityKeepsItsOwnIDs asks about IDs that are pieces of a block later reused, as the IDs
+// a view refers to are (the mapper decodes views without copying them): the answers remembered
+// stay those of the IDs asked, not of what the block holds later.
+func TestReadabilityKeepsItsOwnIDs(t *testing.T) {
+	snap := &readableSnapshot{readable: map[string]bool{"svc_000001": true}}
+	r := newReadability(context.Background(), snap)
+	block := []byte("svc_000001")
+	id := unsafe.String(&block[0], len(block))
+	if !r.check(id) {
+		t.Fatal("svc_000001 not readable")
+	}
+	copy(block, "svc_000002")
+	if r.check("svc_000001") != true || r.check("svc_000002") != false {
+		t.Error("an answer changed with the block its ID was a piece of")
+	}
+	if snap.asked != 2 {
+		t.Errorf("the snapshot was asked %d times, want 2 (once for each ID)", snap.asked)
+	}
+}
+
+// BenchmarkWalkedIDsLookup looks up, in the IDs of walks as large as a 100,000-service directory's,
+// IDs that were walked and some that were not, as the FHIR mapping's references do.
+func BenchmarkWalkedIDsLookup(b *testing.B) {
+	r := newReadability(context.Background(), nil)
+	counts := map[dirsvc.Kind]int{dirsvc.KindOrganisation: 25_000, dirsvc.KindLocation: 47_000, dirsvc.KindService: 100_000}
+	var ids []string
+	for _, kind := range []dirsvc.Kind{dirsvc.KindOrganisation, dirsvc.KindLocation, dirsvc.KindService} {
+		r.begin(kind)
+		for i := range counts[kind] {
+			id := fmt.Sprintf("%s%026x", kind.IDPrefix(), uint64(i)*0x9e3779b97f4a7c15)
+			r.add(id)
+			ids = append(ids, id)
+		}
+		r.done()
+	}
+	rnd := rand.New(rand.NewSource(3))
+	rnd.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	b.ResetTimer()
+	found := 0
+	for i := range b.N {
+		id := ids[i%len(ids)]
+		for j := range r.walked {
+			if w := &r.walked[j]; strings.HasPrefix(id, w.prefix) && w.has(id) {
+				found++
+				break
+			}
+		}
+	}
+	if found != b.N {
+		b.Fatalf("%d of %d walked IDs found", found, b.N)
 	}
 }
