@@ -40,6 +40,9 @@ type DirectoryReader interface {
 	// is refID (for example the services of a location), in public-ID order, leaving out hidden ones
 	// and those outside the viewer's narrowing.
 	Related(ctx context.Context, v Viewer, kind, ref Kind, refID string) ([]Published, error)
+	// Readable reports which of the records ids the viewer may read (Record would give it their
+	// view): read all at once, for the records many references name; the absent ones are not.
+	Readable(ctx context.Context, v Viewer, ids []string) (map[string]bool, error)
 	// Services returns a page of the service list as the viewer sees it.
 	Services(ctx context.Context, v Viewer, q ServiceQuery) (Page, error)
 	// Practitioners returns a page of the practitioners with an active role at a service the viewer

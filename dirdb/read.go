@@ -142,3 +142,59 @@ func (d *Directory) Related(ctx context.Context, v dirsvc.Viewer, kind, ref dirs
 	}
 	return out, rows.Err()
 }
+
+// Readable returns which of the records ids the viewer may read: those a Record read would give a
+// view (a view for the viewer's audience, inside its narrowing), read in one statement a kind,
+// however many the ids are. It answers for references, many at once (the records a page of FHIR
+// resources refers to), not for a read of one record, whose answer must take as long whatever it
+// is (see Record).
+func (d *Directory) Readable(ctx context.Context, v dirsvc.Viewer, ids []string) (map[string]bool, error) {
+	byKind := map[dirsvc.Kind][]any{}
+	for _, id := range ids {
+		if kind := dirsvc.KindOfID(id); kind != "" && v.Narrowing.AllowsKind(kind) {
+			byKind[kind] = append(byKind[kind], id)
+		}
+	}
+	out := make(map[string]bool, len(ids))
+	d.gate.RLock()
+	defer d.gate.RUnlock()
+	for kind, kindIDs := range byKind {
+		for len(kindIDs) > 0 {
+			part := kindIDs[:min(len(kindIDs), maxReadableIDs)]
+			kindIDs = kindIDs[len(part):]
+			// The ids padded with the last to a power of two: few texts for the statement cache.
+			n := 8
+			for n < len(part) {
+				n *= 2
+			}
+			in := inside(kind, "p.public_id", v)
+			args := make([]any, 0, n+1+len(in.args))
+			args = append(args, part...)
+			for len(args) < n {
+				args = append(args, part[len(part)-1])
+			}
+			rows, err := d.lists.query(ctx, d.readers, "SELECT p.public_id\nFROM projections p INDEXED BY sqlite_autoindex_projections_1\nWHERE p.public_id IN ("+
+				placeholders(n)+") AND p.audiences & ? != 0 AND ("+in.sql+")", append(append(args, audienceBit(v.Audience)), in.args...)...)
+			if err != nil {
+				return nil, fmt.Errorf("read the readability of %ss: %w", kind, err)
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				out[id] = true
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// maxReadableIDs bounds the ids of one statement of Readable (a power of two).
+const maxReadableIDs = 256

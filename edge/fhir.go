@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,26 +196,46 @@ func (s *Server) handleFHIRRead(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := e.res
-	body, err := e.body()
-	if err == nil && len(elements) > 0 {
-		body, err = fhir.Subset(res, elements)
-	}
-	if err != nil {
-		s.fhirError(w, r, err)
-		return
-	}
 	attribution := ""
 	if res.Search.Has("address") {
 		attribution = fr.info.Attribution
 	}
-	s.cacheTags(w, r, dirTag(r, res.Source))
 	if len(elements) > 0 {
+		body, err := e.body()
+		if err == nil {
+			body, err = fhir.Subset(res, elements)
+		}
+		if err != nil {
+			s.fhirError(w, r, err)
+			return
+		}
+		s.cacheTags(w, r, dirTag(r, res.Source))
 		s.writeFHIR(w, r, viewer.Audience, body, res.LastUpdated, attribution)
 		return
 	}
-	// The whole resource: its entity tag is its hash, kept with it.
+	// The whole resource: its entity tag is its hash, kept with it, and its JSON is decoded from
+	// the cache into a pooled buffer, given back once written.
+	buf := fhirReadBodies.Get().(*[]byte)
+	defer func() {
+		if cap(*buf) <= maxFHIRReadBody {
+			fhirReadBodies.Put(buf)
+		}
+	}()
+	body, err := e.appendBody((*buf)[:0])
+	if err != nil {
+		s.fhirError(w, r, err)
+		return
+	}
+	*buf = body
+	s.cacheTags(w, r, dirTag(r, res.Source))
 	s.writeFHIRTagged(w, r, viewer.Audience, body, dirsvc.ETagOfSum(e.sum), s.bodies.forms(e.sum), res.LastUpdated, attribution)
 }
+
+// fhirReadBodies keeps the buffers the JSON of read resources is decoded into, up to
+// maxFHIRReadBody bytes each (a HealthcareService is about 3 KB).
+var fhirReadBodies = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+const maxFHIRReadBody = 64 << 10
 
 // fhirReader makes the resources of one request: it reads records as the caller may (resolve), and
 // remembers which records the caller may read, for the references of every resource it maps.
@@ -226,7 +247,7 @@ type fhirReader struct {
 	info     *dirsvc.Directory
 	viewer   dirsvc.Viewer
 	mapper   *fhir.Mapper
-	mu       sync.Mutex // guards readable and err: a search maps a page's views in parallel
+	mu       sync.Mutex // guards readable (made by the first setReadable) and err: a search maps a page's views in parallel
 	readable map[string]bool
 	// leaders tells whether the caller receives organisations' leadership (leadershipOf).
 	leaders bool
@@ -243,7 +264,7 @@ func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirRead
 	if err != nil {
 		return nil, err
 	}
-	fr := &fhirReader{s: s, req: r, ctx: r.Context(), dir: dir, info: info, viewer: viewer, readable: map[string]bool{},
+	fr := &fhirReader{s: s, req: r, ctx: r.Context(), dir: dir, info: info, viewer: viewer,
 		checked: fhirChecked{epoch: s.fhirResources.epoch(info.Slug, dir), gen: dir.Generation(), viewer: viewerKey(viewer)}}
 	fr.mapper = &fhir.Mapper{Country: info.Country, Canonical: fhir.Canonical(s.cfg.BaseURL), Readable: fr.canRead}
 	t := tokenFrom(r.Context())
@@ -293,6 +314,9 @@ func (fr *fhirReader) canRead(id string) bool {
 // setReadable records whether the caller may read the record id.
 func (fr *fhirReader) setReadable(id string, ok bool) {
 	fr.mu.Lock()
+	if fr.readable == nil {
+		fr.readable = map[string]bool{}
+	}
 	fr.readable[id] = ok
 	fr.mu.Unlock()
 }
@@ -362,7 +386,7 @@ func (fr *fhirReader) readEntry(r *http.Request, t, id string) (*fhirCacheEntry,
 		return nil, err
 	}
 	if t == fhir.TypeEndpoint {
-		eps, err := fr.endpoints(rd.status.View)
+		eps, err := fr.endpoints(rd.status.View, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -391,40 +415,93 @@ func (fr *fhirReader) resource(kind dirsvc.Kind, p *dirsvc.Published) (*fhir.Res
 // mapped from the same view before is taken from the cache (its JSON still packed) when every
 // record it refers to is readable, or not, for this caller as it was then.
 func (fr *fhirReader) mapped(kind dirsvc.Kind, p *dirsvc.Published) (*fhirCacheEntry, error) {
-	withLeaders := kind == dirsvc.KindOrganisation && fr.leaders
-	key := fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}
-	if !withLeaders && p.ETag != "" {
-		if e := fr.s.fhirResources.get(key); e != nil {
-			if e.checked == fr.checked {
-				return e, nil
-			}
-			if fr.sameReadability(e.refs) {
-				e.checked = fr.checked
-				fr.s.fhirResources.put(key, e)
-				return e, nil
-			}
-		}
-	}
-	v, err := fhir.DecodeView(kind, p.Body)
+	m, err := fr.prepare(kind, p)
 	if err != nil {
 		return nil, err
 	}
+	return fr.finish(kind, p, m)
+}
+
+// fhirMapping is a view on its way to its resource (prepare, then finish): the cache's entry of
+// it, or the view decoded, and the records whose readability finish may ask about.
+type fhirMapping struct {
+	e    *fhirCacheEntry
+	view any
+	refs []string
+}
+
+// cacheable reports whether the resource of a view of kind is kept in the cache (not an
+// organisation with the leadership the caller receives, which is not in its view).
+func (fr *fhirReader) cacheable(kind dirsvc.Kind, p *dirsvc.Published) bool {
+	return p.ETag != "" && !(kind == dirsvc.KindOrganisation && fr.leaders)
+}
+
+// prepare finds the cached resource of a view, or decodes the view, reading nothing of the
+// directory: a page prepares its views, learns the readability of all their references at once
+// (readAll), then finishes them.
+func (fr *fhirReader) prepare(kind dirsvc.Kind, p *dirsvc.Published) (*fhirMapping, error) {
+	m := &fhirMapping{}
+	if fr.cacheable(kind, p) {
+		if e := fr.s.fhirResources.get(fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}); e != nil {
+			m.e = e
+			if e.checked != fr.checked {
+				for _, readable := range []string{"true", "false"} {
+					e.refs.Each(readable, func(id string) bool {
+						m.refs = append(m.refs, id)
+						return true
+					})
+				}
+			}
+			return m, nil
+		}
+	}
+	v, err := fr.mapper.DecodeView(kind, p.Body)
+	if err != nil {
+		return nil, err
+	}
+	m.view, m.refs = v, fhir.References(v)
+	return m, nil
+}
+
+// finish gives the resource of a prepared view: the cached one when its references are as readable
+// as they were, else the view mapped (and kept in the cache).
+func (fr *fhirReader) finish(kind dirsvc.Kind, p *dirsvc.Published, m *fhirMapping) (*fhirCacheEntry, error) {
+	key := fhirCacheKey{dir: fr.info.Slug, id: p.PublicID, etag: p.ETag}
+	if e := m.e; e != nil {
+		if e.checked == fr.checked {
+			return e, nil
+		}
+		if fr.sameReadability(e.refs) {
+			e.checked = fr.checked
+			fr.s.fhirResources.put(key, e)
+			return e, nil
+		}
+		if err := fr.failed(); err != nil {
+			return nil, err
+		}
+		v, err := fr.mapper.DecodeView(kind, p.Body)
+		if err != nil {
+			return nil, err
+		}
+		m.view = v
+	}
 	asked := map[string][]string{} // the records asked about, by readability ("true", "false")
-	m := *fr.mapper
-	m.Readable = func(id string) bool {
+	mp := *fr.mapper
+	mp.Readable = func(id string) bool {
 		ok := fr.canRead(id)
 		asked[strconv.FormatBool(ok)] = append(asked[strconv.FormatBool(ok)], id)
 		return ok
 	}
 	var res *fhir.Resource
-	if ov, ok := v.(*dirsvc.OrganisationView); ok && withLeaders {
+	var err error
+	if ov, ok := m.view.(*dirsvc.OrganisationView); ok && kind == dirsvc.KindOrganisation && fr.leaders {
 		var leaders []dirsvc.LeaderView
 		leaders, err = fr.s.currentLeaders(fr.req, &reading{dir: fr.dir, info: fr.info}, ov.PublicID)
 		if err == nil {
-			res, err = m.Organization(ov, leaders)
+			res, err = mp.Organization(ov, leaders)
 		}
 	} else {
-		res, err = m.Map(v)
+		res, err = mp.Map(m.view)
 	}
 	if err == nil {
 		err = fr.failed()
@@ -433,10 +510,45 @@ func (fr *fhirReader) mapped(kind dirsvc.Kind, p *dirsvc.Published) (*fhirCacheE
 		return nil, err
 	}
 	e := newFHIREntry(res, fhir.PackValues(asked), fr.checked)
-	if !withLeaders && p.ETag != "" {
+	if fr.cacheable(kind, p) {
 		fr.s.fhirResources.put(key, e)
 	}
 	return e, nil
+}
+
+// readAll learns at once whether the caller may read each record of ids whose readability is not
+// known yet for its state (one read for all, where canRead reads one record).
+func (fr *fhirReader) readAll(ids []string) error {
+	var ask []string
+	fr.mu.Lock()
+	for _, id := range ids {
+		if _, seen := fr.readable[id]; !seen {
+			ask = append(ask, id)
+		}
+	}
+	fr.mu.Unlock()
+	unknown := ask[:0]
+	for _, id := range ask {
+		if ok, known := fr.s.fhirReadable.get(fr.checked, id); known {
+			fr.setReadable(id, ok)
+		} else {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	unknown = slices.Compact(unknown)
+	readable, err := fr.dir.Readable(fr.ctx, fr.viewer, unknown)
+	if err != nil {
+		return err
+	}
+	for _, id := range unknown {
+		fr.s.fhirReadable.put(fr.checked, id, readable[id])
+		fr.setReadable(id, readable[id])
+	}
+	return nil
 }
 
 // sameReadability reports whether each record of refs is readable, or not, for the caller as refs
@@ -455,13 +567,20 @@ func (fr *fhirReader) sameReadability(refs fhir.Values) bool {
 	return fr.failed() == nil
 }
 
-// endpoints returns the Endpoints of a service's view the caller receives.
-func (fr *fhirReader) endpoints(p *dirsvc.Published) ([]*fhir.Resource, error) {
-	var v dirsvc.ServiceView
-	if err := json.Unmarshal(p.Body, &v); err != nil {
-		return nil, err
+// endpoints returns the Endpoints of a service's view the caller receives (decoded already, view,
+// or decoded from p).
+func (fr *fhirReader) endpoints(p *dirsvc.Published, view any) ([]*fhir.Resource, error) {
+	if view == nil {
+		var err error
+		if view, err = fr.mapper.DecodeView(dirsvc.KindService, p.Body); err != nil {
+			return nil, err
+		}
 	}
-	eps, err := fr.mapper.Endpoints(&v)
+	v, ok := view.(*dirsvc.ServiceView)
+	if !ok {
+		return nil, errors.New("endpoints of a view not a service's")
+	}
+	eps, err := fr.mapper.Endpoints(v)
 	if err == nil {
 		err = fr.failed()
 	}

@@ -467,10 +467,15 @@ type candidate struct {
 	pos string
 }
 
-// resources maps one candidate view to the resources it gives: one, or a service's Endpoints.
-func (fs *fhirSearch) resources(p *dirsvc.Published) ([]candidate, error) {
+// resources maps one candidate view to the resources it gives: one, or a service's Endpoints. m
+// is the view prepared (mapAll), or nil.
+func (fs *fhirSearch) resources(p *dirsvc.Published, m *fhirMapping) ([]candidate, error) {
 	if fs.typ == fhir.TypeEndpoint {
-		eps, err := fs.endpoints(p)
+		var view any
+		if m != nil {
+			view = m.view
+		}
+		eps, err := fs.endpoints(p, view)
 		if err != nil {
 			return nil, err
 		}
@@ -490,29 +495,76 @@ func (fs *fhirSearch) resources(p *dirsvc.Published) ([]candidate, error) {
 		return []candidate{{res: e.res, e: e, pos: p.PublicID}}, nil
 	}
 	fs.setReadable(p.PublicID, true)
-	e, err := fs.mapped(fs.kind, p)
+	var e *fhirCacheEntry
+	var err error
+	if m != nil {
+		e, err = fs.finish(fs.kind, p, m)
+	} else {
+		e, err = fs.mapped(fs.kind, p)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return []candidate{{res: e.res, e: e, pos: p.PublicID}}, nil
 }
 
-// mapAll maps a page of views, on as many goroutines as there are CPUs (up to 4).
+// mapAll maps a page of views: it prepares each (decoded, or found in the cache), learns the
+// readability of every record they refer to at once, then maps them, each step on as many
+// goroutines as there are CPUs (up to 4).
 func (fs *fhirSearch) mapAll(items []dirsvc.Published) ([][]candidate, error) {
+	prepared := make([]*fhirMapping, len(items))
+	err := forEach(len(items), func(i int) error {
+		if items[i].Body == nil {
+			return nil
+		}
+		if fs.typ == fhir.TypeEndpoint { // not cached: the service's view is mapped
+			v, err := fs.mapper.DecodeView(fs.kind, items[i].Body)
+			prepared[i] = &fhirMapping{view: v, refs: fhir.References(v)}
+			return err
+		}
+		var err error
+		prepared[i], err = fs.prepare(fs.kind, &items[i])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var refs []string
+	for _, m := range prepared {
+		if m != nil {
+			refs = append(refs, m.refs...)
+		}
+	}
+	if err := fs.readAll(refs); err != nil {
+		return nil, err
+	}
 	out := make([][]candidate, len(items))
-	workers := min(runtime.GOMAXPROCS(0), 4, len(items))
+	err = forEach(len(items), func(i int) error {
+		var err error
+		out[i], err = fs.resources(&items[i], prepared[i])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// forEach calls f for 0 to n-1, on as many goroutines as there are CPUs (up to 4), each yielding the
+// CPU every yieldViews calls as a record page does; it returns the first error, after which no
+// further call begins on that goroutine.
+func forEach(n int, f func(i int) error) error {
+	workers := min(runtime.GOMAXPROCS(0), 4, n)
 	if workers <= 1 {
-		for i := range items {
-			cs, err := fs.resources(&items[i])
-			if err != nil {
-				return nil, err
+		for i := range n {
+			if err := f(i); err != nil {
+				return err
 			}
-			out[i] = cs
 			if (i+1)%yieldViews == 0 {
-				runtime.Gosched() // as a record page does (yieldViews)
+				runtime.Gosched()
 			}
 		}
-		return out, nil
+		return nil
 	}
 	var next atomic.Int64
 	errs := make([]error, workers)
@@ -521,14 +573,14 @@ func (fs *fhirSearch) mapAll(items []dirsvc.Published) ([][]candidate, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for n := 1; ; n++ {
+			for calls := 1; ; calls++ {
 				i := int(next.Add(1) - 1)
-				if i >= len(items) || errs[w] != nil {
+				if i >= n || errs[w] != nil {
 					return
 				}
-				out[i], errs[w] = fs.resources(&items[i])
-				if n%yieldViews == 0 {
-					runtime.Gosched() // as a record page does (yieldViews)
+				errs[w] = f(i)
+				if calls%yieldViews == 0 {
+					runtime.Gosched()
 				}
 			}
 		}()
@@ -536,10 +588,10 @@ func (fs *fhirSearch) mapAll(items []dirsvc.Published) ([][]candidate, error) {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // walk returns up to want matching resources after the position after, examining at most budget
@@ -553,7 +605,7 @@ func (fs *fhirSearch) walk(after string, want, budget int) (found []candidate, l
 		skip, _ := strconv.Atoi(n)
 		st, err := fs.dir.Record(fs.ctx, svc, fs.viewer)
 		if err == nil && st.View != nil && st.Kind == dirsvc.KindService {
-			cs, err := fs.resources(st.View)
+			cs, err := fs.resources(st.View, nil)
 			if err != nil {
 				return nil, last, false, err
 			}

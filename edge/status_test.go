@@ -172,6 +172,15 @@ func (d failingReader) Record(ctx context.Context, id string, v dirsvc.Viewer) (
 	return d.DirectoryReader.Record(ctx, id, v)
 }
 
+func (d failingReader) Readable(ctx context.Context, v dirsvc.Viewer, ids []string) (map[string]bool, error) {
+	for _, id := range ids {
+		if d.fail(id) {
+			return nil, errStorage
+		}
+	}
+	return d.DirectoryReader.Readable(ctx, v, ids)
+}
+
 // lockedBuffer is a log destination safe for the server's goroutines and the test's.
 type lockedBuffer struct {
 	mu sync.Mutex
@@ -249,5 +258,31 @@ func TestStorageErrorsAnswer500(t *testing.T) {
 				t.Errorf("a missing record was logged as an error: %s", got)
 			}
 		})
+	}
+}
+
+// TestFHIRPageFailsWhenAReferenceCannotBeRead: a search page whose resources refer to a record that
+// cannot be read answers 500, an OperationOutcome without the cause; the reference is never taken
+// for one to a hidden record and left out.
+func TestFHIRPageFailsWhenAReferenceCannotBeRead(t *testing.T) {
+	var logs lockedBuffer
+	s := newTestServerWith(t, func(c *edge.Config) {
+		c.Catalog = failingCatalog{c.Catalog, func(id string) bool { return id == "loc_ultimo" }}
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	}, smallFixture(t))
+	r := s.get(t, "/v1/d/small/fhir/HealthcareService?_count=100")
+	if r.status != http.StatusInternalServerError || !strings.HasPrefix(r.header.Get("Content-Type"), "application/fhir+json") {
+		t.Fatalf("%d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	if bytes.Contains(r.body, []byte(errStorage.Error())) {
+		t.Errorf("the answer shows the cause: %s", r.body)
+	}
+	if got := logs.take(); !strings.Contains(got, "level=ERROR") || !strings.Contains(got, errStorage.Error()) {
+		t.Errorf("log %q, want an error line with the cause", got)
+	}
+	// The same search on a directory that reads: the page refers to the location.
+	ok := newTestServer(t, smallFixture(t)).get(t, "/v1/d/small/fhir/HealthcareService?_count=100")
+	if ok.status != http.StatusOK || !bytes.Contains(ok.body, []byte(`"Location/loc-ultimo"`)) {
+		t.Fatalf("without failures: %d %s", ok.status, ok.body)
 	}
 }

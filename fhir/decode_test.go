@@ -3,8 +3,11 @@ package fhir
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,16 +67,23 @@ func randomize(rnd *rand.Rand, v reflect.Value) {
 }
 
 // TestMapperDecodesWhatTheMappingReads maps random views of every kind decoded in full and decoded
-// by a mapper that makes bodies only: the bodies must be the same, so the members such a mapper
-// leaves out are none that the mapping reads. A mapper that writes the bodies into a buffer of the
+// by a mapper, one that makes bodies only and one that gathers search values: the bodies (and the
+// second's references and search values) must be the same, so the members such a mapper leaves
+// out are none that the mapping reads. A mapper that writes the bodies into a buffer of the
 // caller's (Mapper.Bodies) makes them the same too, one after another in the buffer, each left as
-// it was by the bodies written after it.
+// it was by the bodies written after it. Every record the mapping asks Readable about is one of
+// the view's References.
 func TestMapperDecodesWhatTheMappingReads(t *testing.T) {
 	rnd := rand.New(rand.NewSource(1))
-	full := &Mapper{Country: "AU", Canonical: "https://d.example/fhir"}
-	bodies := &Mapper{Country: "AU", Canonical: "https://d.example/fhir", BodiesOnly: true}
+	var asked []string
+	full := &Mapper{Country: "AU", Canonical: "https://d.example/fhir", Readable: func(id string) bool {
+		asked = append(asked, id)
+		return len(id)%2 == 0
+	}}
+	searching := &Mapper{Country: "AU", Canonical: "https://d.example/fhir", Readable: full.Readable}
+	bodies := &Mapper{Country: "AU", Canonical: "https://d.example/fhir", BodiesOnly: true, Readable: full.Readable}
 	var buf []byte
-	inBuffer := &Mapper{Country: "AU", Canonical: "https://d.example/fhir", BodiesOnly: true, Bodies: &buf}
+	inBuffer := &Mapper{Country: "AU", Canonical: "https://d.example/fhir", BodiesOnly: true, Bodies: &buf, Readable: full.Readable}
 	var written [][]byte // the bodies written into buf, and copies of them as they were made
 	var copies [][]byte
 	kinds := map[dirsvc.Kind]reflect.Type{
@@ -81,16 +91,26 @@ func TestMapperDecodesWhatTheMappingReads(t *testing.T) {
 		dirsvc.KindService: reflect.TypeFor[dirsvc.ServiceView](), dirsvc.KindPractitioner: reflect.TypeFor[dirsvc.PractitionerView](),
 		dirsvc.KindRole: reflect.TypeFor[dirsvc.RoleView](),
 	}
-	mapAll := func(m *Mapper, kind dirsvc.Kind, body []byte) []byte {
-		v, err := m.DecodeView(kind, body)
+	// mapAll maps a view decoded in full (m == full) or by m, and gives its bodies, one a line, and
+	// (a mapper that gathers them) the resource's references and search values.
+	mapAll := func(m *Mapper, kind dirsvc.Kind, body []byte) (bodies, values string) {
+		decode := m.DecodeView
+		if m == full {
+			decode = DecodeView
+		}
+		v, err := decode(kind, body)
 		if err != nil {
 			t.Fatal(err)
 		}
+		asked = asked[:0]
 		res, err := m.Map(v)
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := bytes.Clone(res.Body)
+		if !m.BodiesOnly {
+			values = fmt.Sprintf("%q\n%q", res.Refs, res.Search)
+		}
 		if sv, ok := v.(*dirsvc.ServiceView); ok {
 			eps, err := m.Endpoints(sv)
 			if err != nil {
@@ -100,7 +120,13 @@ func TestMapperDecodesWhatTheMappingReads(t *testing.T) {
 				out = append(append(out, '\n'), ep.Body...)
 			}
 		}
-		return out
+		refs := References(v)
+		for _, id := range asked {
+			if !slices.Contains(refs, id) {
+				t.Fatalf("%s view %s: the mapping asked about %s, not one of its References %q", kind, body, id, refs)
+			}
+		}
+		return string(out), values
 	}
 	for range 2000 {
 		for kind, typ := range kinds {
@@ -110,15 +136,18 @@ func TestMapperDecodesWhatTheMappingReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, got := mapAll(full, kind, body), mapAll(bodies, kind, body)
-			if !bytes.Equal(got, want) {
+			want, wantValues := mapAll(full, kind, body)
+			if got, values := mapAll(searching, kind, body); got != want || values != wantValues {
+				t.Fatalf("%s view %s\nmapped from the full view:\n%s\n%s\nfrom the searching mapper's decoding:\n%s\n%s", kind, body, want, wantValues, got, values)
+			}
+			if got, _ := mapAll(bodies, kind, body); got != want {
 				t.Fatalf("%s view %s\nmapped from the full view:\n%s\nfrom the mapper's decoding:\n%s", kind, body, want, got)
 			}
 			start := len(buf)
-			if got := mapAll(inBuffer, kind, body); !bytes.Equal(got, want) {
+			if got, _ := mapAll(inBuffer, kind, body); got != want {
 				t.Fatalf("%s view %s\nmapped from the full view:\n%s\ninto a buffer:\n%s", kind, body, want, got)
 			}
-			if joined := bytes.ReplaceAll(want, []byte{'\n'}, nil); !bytes.Equal(buf[start:], joined) {
+			if joined := strings.ReplaceAll(want, "\n", ""); string(buf[start:]) != joined {
 				t.Fatalf("%s view %s: the buffer gained\n%s\nnot the bodies\n%s", kind, body, buf[start:], joined)
 			}
 			view, err := inBuffer.DecodeView(kind, body)

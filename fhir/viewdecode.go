@@ -26,6 +26,8 @@ type viewReader struct {
 	b   string // the view: every string decoded without escapes is a piece of it, made without a copy
 	i   int
 	err error
+	// searched: the members search values read are decoded too (decodeMapped).
+	searched bool
 }
 
 var (
@@ -33,11 +35,12 @@ var (
 	errViewEnd  = errors.New("fhir: a view cut short")
 )
 
-// decodeMapped decodes the members of a view of kind that the mapping reads. The view's strings are
-// pieces of body itself, not of a copy (an export decodes every view of a directory, and copying
-// each was the largest allocation of its mapping): body must not change while the view is used.
-func decodeMapped(kind dirsvc.Kind, body []byte) (any, error) {
-	r := &viewReader{b: unsafe.String(unsafe.SliceData(body), len(body))}
+// decodeMapped decodes the members of a view of kind that the mapping reads, and with searched
+// those the resource's search values read too (a service's areas). The view's strings are pieces of
+// body itself, not of a copy (an export decodes every view of a directory, and copying each was the
+// largest allocation of its mapping): body must not change while the view is used.
+func decodeMapped(kind dirsvc.Kind, body []byte, searched bool) (any, error) {
+	r := &viewReader{b: unsafe.String(unsafe.SliceData(body), len(body)), searched: searched}
 	var v any
 	switch kind {
 	case dirsvc.KindOrganisation:
@@ -625,6 +628,12 @@ func (r *viewReader) service() *dirsvc.ServiceView {
 			v.Appointment = r.str()
 		case "languages":
 			v.Languages = r.strs()
+		case "areas":
+			if r.searched {
+				v.Areas = r.strs()
+			} else {
+				r.skip()
+			}
 		default:
 			r.skip()
 		}

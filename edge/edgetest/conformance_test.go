@@ -602,6 +602,17 @@ func (c *catalog) Record(_ context.Context, id string, v dirsvc.Viewer) (dirsvc.
 	return st, nil
 }
 
+// Readable answers as Record does.
+func (c *catalog) Readable(ctx context.Context, v dirsvc.Viewer, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, id := range ids {
+		if st, err := c.Record(ctx, id, v); err == nil && st.View != nil {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
 func (c *catalog) Related(_ context.Context, v dirsvc.Viewer, kind, ref dirsvc.Kind, id string) ([]dirsvc.Published, error) {
 	if !v.Narrowing.AllowsKind(kind) {
 		return nil, nil
