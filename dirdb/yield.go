@@ -73,7 +73,7 @@ func (d *Directory) longRead(ctx context.Context, read func(context.Context) err
 // first search (seconds at 100,000 services). progress reports how far it got; the read gives way
 // to every change as long as each of its runs moves progress on, and holds the gate for a whole run
 // only after maxYields runs in a row that did not. Held whole after its third change, the load held
-// an edge's replicated changes back for as long as it had left: 1.5 s, on every such open.
+// an edge's next replicated change back for as long as it had left (up to 2 s at 100,000 services).
 func (d *Directory) loadingRead(ctx context.Context, read func(context.Context) error, progress func() uint64) error {
 	for yields := 0; ; yields++ {
 		d.gate.RLock()
