@@ -9,17 +9,16 @@ import (
 	"time"
 )
 
-// TestAChangeDoesNotWaitForLongReads holds a long read open (one that runs until its context ends,
-// as an interrupted query does), and applies a change with Exclusive: the change goes through
-// without the read ending by itself, and the read runs again after it, on the changed file, and
-// succeeds.
-func TestAChangeDoesNotWaitForLongReads(t *testing.T) {
+// smallDirectory returns a store holding the directory "small", imported from testdata; the store
+// closes when the test ends.
+func smallDirectory(t *testing.T) (*Store, *Directory) {
+	t.Helper()
 	ctx := context.Background()
 	s, err := Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
 	b, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
 	if err != nil {
 		t.Fatal(err)
@@ -31,6 +30,16 @@ func TestAChangeDoesNotWaitForLongReads(t *testing.T) {
 	if _, err := d.Import(ctx, parseForTest(t, b)); err != nil {
 		t.Fatal(err)
 	}
+	return s, d
+}
+
+// TestAChangeDoesNotWaitForLongReads holds a long read open (one that runs until its context ends,
+// as an interrupted query does), and applies a change with Exclusive: the change goes through
+// without the read ending by itself, and the read runs again after it, on the changed file, and
+// succeeds.
+func TestAChangeDoesNotWaitForLongReads(t *testing.T) {
+	ctx := context.Background()
+	s, d := smallDirectory(t)
 
 	var applied atomic.Bool
 	var runs []bool // whether the change was applied when each run of the read started
@@ -71,22 +80,7 @@ func TestAChangeDoesNotWaitForLongReads(t *testing.T) {
 // waited for the read's context to end, and that run would have ended with an error.
 func TestALoadThatMovesOnGivesWayToEveryChange(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := s.CreateDirectory(ctx, "small")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Import(ctx, parseForTest(t, b)); err != nil {
-		t.Fatal(err)
-	}
+	s, d := smallDirectory(t)
 
 	const changes = 2 * maxYields
 	var progress atomic.Uint64
