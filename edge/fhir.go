@@ -149,10 +149,36 @@ func (s *Server) writeFHIRTagged(w http.ResponseWriter, r *http.Request, a dirsv
 		setAttribution(h, attribution)
 	}
 	s.cacheFor(w, r)
-	if t, err := time.Parse(time.RFC3339Nano, lastUpdated); err == nil {
-		h.Set("Last-Modified", t.UTC().Format(http.TimeFormat))
+	if date, ok := httpDate(lastUpdated); ok {
+		h["Last-Modified"] = []string{date}
 	}
 	writeTaggedAs(w, r, body, etag, f, fhirContentType)
+}
+
+// httpDate writes an instant ("2026-11-23T16:25:18.012Z") as an HTTP date ("Mon, 23 Nov 2026
+// 16:25:18 GMT", http.TimeFormat), by hand, as every read sends one; false for what is not an
+// instant of years 0 to 9999.
+func httpDate(instant string) (string, bool) {
+	t, err := time.Parse(time.RFC3339Nano, instant)
+	if err != nil {
+		return "", false
+	}
+	t = t.UTC()
+	year, month, day := t.Date()
+	hour, minute, second := t.Clock()
+	if year < 0 || year > 9999 {
+		return "", false
+	}
+	two := func(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
+	var a [len(http.TimeFormat)]byte
+	b := append(a[:0], t.Weekday().String()[:3]...)
+	b = two(append(b, ", "...), day)
+	b = append(append(append(b, ' '), month.String()[:3]...), ' ')
+	b = two(two(b, year/100), year%100)
+	b = two(append(b, ' '), hour)
+	b = two(append(b, ':'), minute)
+	b = two(append(b, ':'), second)
+	return string(append(b, " GMT"...)), true
 }
 
 // fhirReadParams are the parameters a read takes.
@@ -246,9 +272,11 @@ type fhirReader struct {
 	dir      dirsvc.DirectoryReader
 	info     *dirsvc.Directory
 	viewer   dirsvc.Viewer
-	mapper   *fhir.Mapper
+	mapper   fhir.Mapper
 	mu       sync.Mutex // guards readable (made by the first setReadable) and err: a search maps a page's views in parallel
 	readable map[string]bool
+	// self is the record a read answers with (readEntry), which the caller may read.
+	self string
 	// leaders tells whether the caller receives organisations' leadership (leadershipOf).
 	leaders bool
 	// practitioners tells whether the caller may receive practitioners in bulk (5.4 rules 3, 4).
@@ -266,7 +294,7 @@ func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirRead
 	}
 	fr := &fhirReader{s: s, req: r, ctx: r.Context(), dir: dir, info: info, viewer: viewer,
 		checked: fhirChecked{epoch: s.fhirResources.epoch(info.Slug, dir), gen: dir.Generation(), viewer: viewerKey(viewer)}}
-	fr.mapper = &fhir.Mapper{Country: info.Country, Canonical: fhir.Canonical(s.cfg.BaseURL), Readable: fr.canRead}
+	fr.mapper = fhir.Mapper{Country: info.Country, Canonical: fhir.Canonical(s.cfg.BaseURL), Readable: fr.canRead}
 	t := tokenFrom(r.Context())
 	fr.leaders = t != nil && t.HasScope(dirsvc.ScopeLeadershipRead) && t.Tier != dirsvc.Public && info.LeadershipOn()
 	if t == nil {
@@ -281,6 +309,9 @@ func (s *Server) newFHIRReader(r *http.Request, viewer dirsvc.Viewer) (*fhirRead
 // known for the caller's state, fhirReadability, or read now). A failed read counts as not
 // readable, and fails the request (fr.err).
 func (fr *fhirReader) canRead(id string) bool {
+	if id == fr.self && id != "" {
+		return true
+	}
 	fr.mu.Lock()
 	ok, seen := fr.readable[id]
 	fr.mu.Unlock()
@@ -370,7 +401,7 @@ func (fr *fhirReader) readEntry(r *http.Request, t, id string) (*fhirCacheEntry,
 		// The same lookups as for a well-formed id, so that the answer takes as long.
 		publicID = kind.IDPrefix() + "0"
 	}
-	rd, err := fr.s.resolveID(r, kind, publicID, fr.viewer, true)
+	rd, err := fr.s.resolveIn(r, fr.dir, fr.info, kind, publicID, fr.viewer, true)
 	if err != nil {
 		if t == fhir.TypeEndpoint && dirsvc.ErrorCode(err) == dirsvc.EMoved {
 			return nil, dirsvc.Errorf(dirsvc.EGone, "The record was merged.")
@@ -380,7 +411,7 @@ func (fr *fhirReader) readEntry(r *http.Request, t, id string) (*fhirCacheEntry,
 	if rd.status.View == nil || (t == fhir.TypeEndpoint && n == 0) || (t != fhir.TypeEndpoint && fhir.ResourceID(publicID) != id) {
 		return nil, dirsvc.ErrNotFound
 	}
-	fr.setReadable(publicID, true)
+	fr.self = publicID
 	e, err := fr.mapped(kind, rd.status.View)
 	if err != nil {
 		return nil, err
@@ -486,7 +517,7 @@ func (fr *fhirReader) finish(kind dirsvc.Kind, p *dirsvc.Published, m *fhirMappi
 		m.view = v
 	}
 	asked := map[string][]string{} // the records asked about, by readability ("true", "false")
-	mp := *fr.mapper
+	mp := fr.mapper
 	mp.Readable = func(id string) bool {
 		ok := fr.canRead(id)
 		asked[strconv.FormatBool(ok)] = append(asked[strconv.FormatBool(ok)], id)
@@ -522,7 +553,7 @@ func (fr *fhirReader) readAll(ids []string) error {
 	var ask []string
 	fr.mu.Lock()
 	for _, id := range ids {
-		if _, seen := fr.readable[id]; !seen {
+		if _, seen := fr.readable[id]; !seen && id != fr.self {
 			ask = append(ask, id)
 		}
 	}

@@ -66,6 +66,11 @@ func (s *Server) resolveID(r *http.Request, kind dirsvc.Kind, id string, viewer 
 	if err != nil {
 		return nil, err
 	}
+	return s.resolveIn(r, dir, info, kind, id, viewer, brief)
+}
+
+// resolveIn is resolveID in a directory the request has opened already.
+func (s *Server) resolveIn(r *http.Request, dir dirsvc.DirectoryReader, info *dirsvc.Directory, kind dirsvc.Kind, id string, viewer dirsvc.Viewer, brief bool) (*reading, error) {
 	if !dirsvc.ValidPublicID(kind, id) || !viewer.Narrowing.AllowsKind(kind) {
 		return nil, dirsvc.ErrNotFound
 	}

@@ -3,6 +3,8 @@ package fhir
 import (
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/dirsvc/dirsvc"
@@ -162,43 +164,79 @@ var fhirTimes = func() map[string]string {
 
 var days = []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
 
-// dayLists are the one-day lists of daysOfWeek, made once.
-var dayLists = func() map[string][]string {
-	ls := map[string][]string{}
-	for _, d := range days {
-		ls[d] = []string{d}
-	}
-	return ls
-}()
-
-// oneDay returns the daysOfWeek of a day (shared, read only).
-func oneDay(d string) []string {
-	if l, ok := dayLists[d]; ok {
-		return l
-	}
-	return []string{d}
+// opening is one interval of the week and the days open at those times.
+type opening struct {
+	days        []string
+	open, close string
 }
 
-// availableTimes maps opening hours to a HealthcareService's availableTime (each interval with the
-// timezone extension), notAvailable (dates it is closed) and availabilityExceptions (public holidays
-// and after-hours arrangements, as text).
+// openings groups the week's intervals by their times: the days open at the same times share one
+// entry (Monday to Friday 08:30 to 17:00 is one availableTime, not five), as FHIR's daysOfWeek
+// allows. Entries come in the order their times first appear in the week, each entry's days in
+// weekly order; a run of days (mon to fri) shares the one list of days, other sets get their own.
+func openings(weekly []dirsvc.WeeklyHours) []opening {
+	type times struct{ open, close string }
+	var (
+		order []times
+		on    []uint8 // per entry of order, a bit per day of days
+	)
+	for _, d := range weekly {
+		day := slices.Index(days, d.Day)
+		if day < 0 {
+			continue // validation admits only the seven days
+		}
+		for _, iv := range d.Intervals {
+			i := slices.Index(order, times{iv.Open, iv.Close})
+			if i < 0 {
+				i = len(order)
+				order, on = append(order, times{iv.Open, iv.Close}), append(on, 0)
+			}
+			on[i] |= 1 << day
+		}
+	}
+	out := make([]opening, len(order))
+	for i, t := range order {
+		out[i] = opening{days: daysOf(on[i]), open: fhirTime(t.open), close: fhirTime(t.close)}
+	}
+	return out
+}
+
+// daysOf returns the days of a set of bits (bit i for days[i]): a run shares days' backing array
+// (read only, capped so that no append can reach past it), any other set is a new list.
+func daysOf(set uint8) []string {
+	lo := bits.TrailingZeros8(set)
+	n := bits.OnesCount8(set)
+	if set>>lo == 1<<n-1 {
+		return days[lo : lo+n : lo+n]
+	}
+	out := make([]string, 0, n)
+	for i, d := range days {
+		if set&(1<<i) != 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// availableTimes maps opening hours to a HealthcareService's availableTime (the days open at the
+// same times in one entry, each time with the timezone extension), notAvailable (dates it is
+// closed) and availabilityExceptions (public holidays and after-hours arrangements, as text).
 func availableTimes(h *dirsvc.OpeningHours) ([]AvailableTime, []NotAvailable, string) {
 	if h == nil {
 		return nil, nil, ""
 	}
+	week := openings(h.Weekly)
 	var out []AvailableTime
-	if n := intervals(h); n > 0 {
-		out = make([]AvailableTime, 0, n)
+	if h.Always || len(week) > 0 {
+		out = make([]AvailableTime, 0, len(week)+1)
 	}
 	if h.Always {
 		out = append(out, AvailableTime{DaysOfWeek: days, AllDay: true})
 	}
 	zone := tz(h.TimeZone) // one for all the times (the same JSON each time)
-	for _, d := range h.Weekly {
-		for _, iv := range d.Intervals {
-			out = append(out, AvailableTime{DaysOfWeek: oneDay(d.Day), AvailableStartTime: fhirTime(iv.Open),
-				XAvailableStartTime: zone, AvailableEndTime: fhirTime(iv.Close), XAvailableEndTime: zone})
-		}
+	for _, o := range week {
+		out = append(out, AvailableTime{DaysOfWeek: o.days, AvailableStartTime: o.open,
+			XAvailableStartTime: zone, AvailableEndTime: o.close, XAvailableEndTime: zone})
 	}
 	var na []NotAvailable
 	for _, e := range h.Exceptions {
@@ -213,37 +251,23 @@ func availableTimes(h *dirsvc.OpeningHours) ([]AvailableTime, []NotAvailable, st
 	return out, na, exceptions(h)
 }
 
-// intervals is how many times opening hours give (availableTimes, hoursOfOperation): their slices
-// are made at that size, not grown.
-func intervals(h *dirsvc.OpeningHours) int {
-	n := 0
-	if h.Always {
-		n++
-	}
-	for _, d := range h.Weekly {
-		n += len(d.Intervals)
-	}
-	return n
-}
-
-// hoursOfOperation maps opening hours to a Location's hoursOfOperation.
+// hoursOfOperation maps opening hours to a Location's hoursOfOperation, grouped as availableTimes.
 func hoursOfOperation(h *dirsvc.OpeningHours) ([]HoursOfOperation, string) {
 	if h == nil {
 		return nil, ""
 	}
+	week := openings(h.Weekly)
 	var out []HoursOfOperation
-	if n := intervals(h); n > 0 {
-		out = make([]HoursOfOperation, 0, n)
+	if h.Always || len(week) > 0 {
+		out = make([]HoursOfOperation, 0, len(week)+1)
 	}
 	if h.Always {
 		out = append(out, HoursOfOperation{DaysOfWeek: days, AllDay: true})
 	}
 	zone := tz(h.TimeZone)
-	for _, d := range h.Weekly {
-		for _, iv := range d.Intervals {
-			out = append(out, HoursOfOperation{DaysOfWeek: oneDay(d.Day), OpeningTime: fhirTime(iv.Open),
-				XOpeningTime: zone, ClosingTime: fhirTime(iv.Close), XClosingTime: zone})
-		}
+	for _, o := range week {
+		out = append(out, HoursOfOperation{DaysOfWeek: o.days, OpeningTime: o.open,
+			XOpeningTime: zone, ClosingTime: o.close, XClosingTime: zone})
 	}
 	return out, exceptions(h)
 }

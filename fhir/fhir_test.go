@@ -2,7 +2,10 @@ package fhir_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,4 +116,117 @@ func TestMappingUsesOnlyTheViewAndReadableReferences(t *testing.T) {
 			t.Errorf("%s matches %s", miss, body)
 		}
 	}
+}
+
+// openTimes are the (day, open, close) of an availableTime or hoursOfOperation list, each entry's
+// days expanded, in the order they come.
+func openTimes(t *testing.T, body []byte, list, open, close string) []string {
+	t.Helper()
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		t.Fatal(err)
+	}
+	var entries []map[string]any
+	if err := json.Unmarshal(raw[list], &entries); err != nil && raw[list] != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		days, _ := e["daysOfWeek"].([]any)
+		if len(days) == 0 {
+			t.Errorf("an entry without days: %v", e)
+		}
+		for _, d := range days {
+			out = append(out, fmt.Sprintf("%s %v-%v allDay=%v", d, e[open], e[close], e["allDay"] == true))
+		}
+	}
+	return out
+}
+
+func TestOpeningHoursShareAnEntryForTheDaysOpenAtTheSameTimes(t *testing.T) {
+	iv := func(open, close string) dirsvc.Interval { return dirsvc.Interval{Open: open, Close: close} }
+	day := func(d string, ivs ...dirsvc.Interval) dirsvc.WeeklyHours {
+		return dirsvc.WeeklyHours{Day: d, Intervals: ivs}
+	}
+	hours := &dirsvc.OpeningHours{TimeZone: "Australia/Perth", Weekly: []dirsvc.WeeklyHours{
+		day("mon", iv("08:30", "17:00"), iv("18:00", "20:00")), day("tue", iv("08:30", "17:00")),
+		day("wed", iv("08:30", "17:00"), iv("18:00", "20:00")), day("thu", iv("08:30", "17:00")),
+		day("fri", iv("08:30", "17:00"), iv("18:00", "20:00")), day("sat", iv("09:00", "24:00")), day("sun", iv("09:00", "24:00")),
+	}}
+	m := &fhir.Mapper{Country: "AU", Canonical: "https://d.example/fhir"}
+	svc, err := m.HealthcareService(&dirsvc.ServiceView{RecordHead: dirsvc.RecordHead{PublicID: "svc_a1", Version: 1}, Name: "Clinic", Hours: hours})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		AvailableTime []struct {
+			DaysOfWeek []string `json:"daysOfWeek"`
+			Start      string   `json:"availableStartTime"`
+			End        string   `json:"availableEndTime"`
+			StartZone  struct {
+				Extension []struct{ URL, ValueCode string } `json:"extension"`
+			} `json:"_availableStartTime"`
+		} `json:"availableTime"`
+	}
+	if err := json.Unmarshal(svc.Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"[mon tue wed thu fri] 08:30:00-17:00:00", "[mon wed fri] 18:00:00-20:00:00", "[sat sun] 09:00:00-23:59:59"}
+	var have []string
+	for _, a := range got.AvailableTime {
+		have = append(have, fmt.Sprintf("%v %s-%s", a.DaysOfWeek, a.Start, a.End))
+		if len(a.StartZone.Extension) != 1 || a.StartZone.Extension[0].ValueCode != "Australia/Perth" {
+			t.Errorf("%v: timezone extension %+v", a.DaysOfWeek, a.StartZone)
+		}
+	}
+	if !slices.Equal(have, want) {
+		t.Errorf("availableTime\n got %q\nwant %q", have, want)
+	}
+
+	// Any week: expanding each entry's days gives back exactly the week's intervals, day by day,
+	// for a service's availableTime and a location's hoursOfOperation alike.
+	rng := rand.New(rand.NewPCG(1, 2))
+	times := []dirsvc.Interval{iv("00:00", "24:00"), iv("08:00", "12:00"), iv("13:00", "17:00"), iv("09:00", "17:30")}
+	for range 300 {
+		h := &dirsvc.OpeningHours{TimeZone: "Pacific/Auckland", Always: rng.IntN(8) == 0}
+		var wantWeek []string
+		if h.Always {
+			for _, d := range []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"} {
+				wantWeek = append(wantWeek, d+" <nil>-<nil> allDay=true")
+			}
+		}
+		for _, d := range rng.Perm(7) {
+			name := []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}[d]
+			w := dirsvc.WeeklyHours{Day: name}
+			for _, i := range rng.Perm(len(times))[:rng.IntN(3)] {
+				w.Intervals = append(w.Intervals, times[i])
+				wantWeek = append(wantWeek, fmt.Sprintf("%s %s-%s allDay=false", name, fhirTimeOf(times[i].Open), fhirTimeOf(times[i].Close)))
+			}
+			h.Weekly = append(h.Weekly, w)
+		}
+		slices.Sort(wantWeek)
+		svc, err := m.HealthcareService(&dirsvc.ServiceView{RecordHead: dirsvc.RecordHead{PublicID: "svc_a1", Version: 1}, Name: "S", Hours: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc, err := m.Location(&dirsvc.LocationView{RecordHead: dirsvc.RecordHead{PublicID: "loc_a1", Version: 1}, Name: "L", Hours: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range [][]string{openTimes(t, svc.Body, "availableTime", "availableStartTime", "availableEndTime"),
+			openTimes(t, loc.Body, "hoursOfOperation", "openingTime", "closingTime")} {
+			slices.Sort(l)
+			if !slices.Equal(l, wantWeek) {
+				t.Fatalf("week %+v\n got %q\nwant %q", h, l, wantWeek)
+			}
+		}
+	}
+}
+
+// fhirTimeOf is the FHIR time of "HH:MM", the end of the day its last second.
+func fhirTimeOf(hm string) string {
+	if hm == "24:00" {
+		return "23:59:59"
+	}
+	return hm + ":00"
 }
