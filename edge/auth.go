@@ -97,9 +97,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.error(w, r, dirsvc.Errorf(dirsvc.ERateLimited, "Too many requests: try again in %d seconds.", secs))
 			return
 		}
-		h[keyRateLimit] = []string{`"` + d.policy + `";r=` + strconv.Itoa(d.remaining) + ";t=" +
-			strconv.Itoa(int(math.Ceil(d.reset.Seconds())))}
 		if present && tok == nil {
+			h[keyRateLimit] = []string{d.rateLimit()}
 			h.Set("WWW-Authenticate", `Bearer realm="dirsvc", error="invalid_token"`)
 			h.Set("Cache-Control", "no-store")
 			s.error(w, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The access token is not valid: get a new one.").With(tokErr))
@@ -112,26 +111,31 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok.AccessToken))
 		}
-		next.ServeHTTP(&shareableWriter{ResponseWriter: w}, r)
+		next.ServeHTTP(&shareableWriter{ResponseWriter: w, limit: d}, r)
 	})
 }
 
-// shareableWriter takes the RateLimit header off an answer that shared caches may keep
-// (Cache-Control public: anonymous reads): such a copy is served to every client behind the cache,
-// and RateLimit tells one client where it stands. RateLimit-Policy stays: for anonymous callers it
-// is the same for every client. Answers to clients are private and keep both; so do refusals (429,
-// never stored), which also carry Retry-After.
+// rateLimit is the RateLimit header's value of a decision.
+func (d decision) rateLimit() string {
+	return `"` + d.policy + `";r=` + strconv.Itoa(d.remaining) + ";t=" + strconv.Itoa(int(math.Ceil(d.reset.Seconds())))
+}
+
+// shareableWriter gives an answer the RateLimit header when it writes its header, unless shared
+// caches may keep the answer (Cache-Control public: anonymous reads): such a copy is served to every
+// client behind the cache, and RateLimit tells one client where it stands. RateLimit-Policy is on
+// every answer: for anonymous callers it is the same for every client. Answers to clients are
+// private and carry both; so do refusals (429, never stored), which also carry Retry-After.
 type shareableWriter struct {
 	http.ResponseWriter
+	limit decision
 	wrote bool
 }
 
 func (w *shareableWriter) WriteHeader(status int) {
 	if !w.wrote {
 		w.wrote = true
-		h := w.ResponseWriter.Header()
-		if shareable(h) {
-			delete(h, keyRateLimit)
+		if h := w.ResponseWriter.Header(); !shareable(h) {
+			h[keyRateLimit] = []string{w.limit.rateLimit()}
 		}
 	}
 	w.ResponseWriter.WriteHeader(status)
@@ -142,6 +146,14 @@ func (w *shareableWriter) Write(b []byte) (int, error) {
 		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// FlushError writes the header first, as Write does, for http.ResponseController.
+func (w *shareableWriter) FlushError() error {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/klauspost/compress/s2"
 
@@ -277,8 +278,9 @@ func appendEntryString(b []byte, s string) []byte {
 }
 
 // decodeFHIREntry reads the entry of b if its key is k (a hash of another key finds nothing). Its
-// strings are made of one copy of their part of b, the entry and its resource are one allocation:
-// a read takes every resource from here.
+// strings are b's own bytes, not copies: b is a piece of a chunk of the cache, which is never
+// written again once appended (see fhirCache), and which the strings keep alive as long as they
+// are used. The entry and its resource are one allocation: a read takes every resource from here.
 func decodeFHIREntry(b []byte, k fhirCacheKey) *fhirCacheEntry {
 	d := entryDecoder{b: b}
 	if string(d.bytes()) != k.dir || string(d.bytes()) != k.id || string(d.bytes()) != k.etag {
@@ -301,7 +303,7 @@ func decodeFHIREntry(b []byte, k fhirCacheKey) *fhirCacheEntry {
 	if d.bad || len(d.b) < sha256.Size {
 		return nil
 	}
-	text := string(b[start : len(b)-len(d.b)])
+	text := unsafe.String(&b[start], len(b)-len(d.b)-start)
 	str := func(i int) string { return text[spans[i][0]:spans[i][1]] }
 	e.checked.viewer, e.refs = str(0), fhir.Values(str(1))
 	r := e.res
