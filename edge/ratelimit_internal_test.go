@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"runtime"
 	"testing"
@@ -65,4 +67,36 @@ func heapAlloc() int64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
+}
+
+// TestRateLimitGoesOnWithTheHeader: the RateLimit header is given when the answer's header is
+// written, however it is (WriteHeader, a first Write or a flush before any), to an answer shared
+// caches may not keep, and never to one they may.
+func TestRateLimitGoesOnWithTheHeader(t *testing.T) {
+	d := decision{ok: true, remaining: 4, policy: "minute", reset: 11500 * time.Millisecond}
+	for _, c := range []struct {
+		name, cacheControl string
+		write              func(w *shareableWriter)
+		want               string
+	}{
+		{"WriteHeader", "private, no-store", func(w *shareableWriter) { w.WriteHeader(http.StatusNotFound) }, `"minute";r=4;t=12`},
+		{"Write", "no-store", func(w *shareableWriter) { w.Write([]byte("{}")) }, `"minute";r=4;t=12`},
+		{"a flush first", "private, no-store", func(w *shareableWriter) {
+			if err := http.NewResponseController(w).Flush(); err != nil {
+				t.Fatal(err)
+			}
+			w.Write([]byte("{}"))
+		}, `"minute";r=4;t=12`},
+		{"shared", "public, s-maxage=60", func(w *shareableWriter) { w.Write([]byte("{}")) }, ""},
+		{"shared, a flush first", "public, max-age=60, s-maxage=300", func(w *shareableWriter) {
+			http.NewResponseController(w).Flush()
+		}, ""},
+	} {
+		rec := httptest.NewRecorder()
+		rec.Header().Set("Cache-Control", c.cacheControl)
+		c.write(&shareableWriter{ResponseWriter: rec, limit: d})
+		if got := rec.Result().Header.Get("RateLimit"); got != c.want {
+			t.Errorf("%s: RateLimit %q, want %q", c.name, got, c.want)
+		}
+	}
 }
