@@ -335,7 +335,57 @@ JOIN records ro ON ro.public_id = ra.public_id WHERE ra.key = '`+keyActive+`' AN
 	}
 	slices.Sort(owners)
 
-	// Each owner's keys, in order, written maxKeysPerInsert at a time.
+	// Each owner's keys, in order, are made on a goroutine of their own while this one writes them,
+	// maxKeysPerInsert at a time: the maps they are made from are only read from here on.
+	owned := make(chan []ownerKeys, 4)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(owned)
+		keys := map[string]int64{}
+		add := func(key string, aud int64) {
+			if aud&7 != 0 {
+				keys[key] |= aud & 7
+			}
+		}
+		batch := make([]ownerKeys, 0, ownersPerBatch)
+		for i, owner := range owners {
+			clear(keys)
+			for _, p := range placements[owner] {
+				for _, c := range cats[p.service] {
+					add(keyInCat+c.key, c.aud&p.vis)
+				}
+				if !p.withAreas {
+					continue
+				}
+				for _, as := range [][]keyAud{areas[p.service], areas[services[p.service].site]} {
+					for _, a := range as {
+						add(keyInArea+a.key, a.aud&p.vis)
+						for _, c := range cats[p.service] {
+							add(keyInAreaCat+a.key+"|"+c.key, a.aud&c.aud&p.vis)
+						}
+					}
+				}
+			}
+			for _, site := range ownSites[owner] {
+				for _, a := range areas[site] {
+					add(keyInArea+a.key, a.aud)
+				}
+			}
+			ok := ownerKeys{owner: owner, keys: make([]listKey, 0, len(keys))}
+			for _, k := range slices.Sorted(maps.Keys(keys)) {
+				ok.keys = append(ok.keys, listKey{k, keys[k]})
+			}
+			if batch = append(batch, ok); len(batch) == cap(batch) || i == len(owners)-1 {
+				select {
+				case owned <- batch:
+				case <-stop:
+					return
+				}
+				batch = make([]ownerKeys, 0, ownersPerBatch)
+			}
+		}
+	}()
 	args := make([]any, 0, 3*maxKeysPerInsert)
 	flush := func() error {
 		if len(args) == 0 {
@@ -345,40 +395,16 @@ JOIN records ro ON ro.public_id = ra.public_id WHERE ra.key = '`+keyActive+`' AN
 		args = args[:0]
 		return err
 	}
-	keys := map[string]int64{}
-	add := func(key string, aud int64) {
-		if aud&7 != 0 {
-			keys[key] |= aud & 7
-		}
-	}
-	for _, owner := range owners {
-		clear(keys)
-		for _, p := range placements[owner] {
-			for _, c := range cats[p.service] {
-				add(keyInCat+c.key, c.aud&p.vis)
+	for batch := range owned {
+		for _, ok := range batch {
+			if len(ok.keys) > 0 {
+				seed.nkeys[ok.owner] = ok.keys
 			}
-			if !p.withAreas {
-				continue
-			}
-			for _, as := range [][]keyAud{areas[p.service], areas[services[p.service].site]} {
-				for _, a := range as {
-					add(keyInArea+a.key, a.aud&p.vis)
-					for _, c := range cats[p.service] {
-						add(keyInAreaCat+a.key+"|"+c.key, a.aud&c.aud&p.vis)
+			for _, k := range ok.keys {
+				if args = append(args, ok.owner, k.key, k.audiences); len(args) == cap(args) {
+					if err := flush(); err != nil {
+						return fmt.Errorf("write the narrowing keys: %w", err)
 					}
-				}
-			}
-		}
-		for _, site := range ownSites[owner] {
-			for _, a := range areas[site] {
-				add(keyInArea+a.key, a.aud)
-			}
-		}
-		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			seed.nkeys[owner] = append(seed.nkeys[owner], listKey{k, keys[k]})
-			if args = append(args, owner, k, keys[k]); len(args) == cap(args) {
-				if err := flush(); err != nil {
-					return fmt.Errorf("write the narrowing keys: %w", err)
 				}
 			}
 		}
@@ -389,6 +415,15 @@ JOIN records ro ON ro.public_id = ra.public_id WHERE ra.key = '`+keyActive+`' AN
 	w.placeSeed = seed
 	return nil
 }
+
+// ownerKeys are the narrowing keys of an owner, in key order.
+type ownerKeys struct {
+	owner string
+	keys  []listKey
+}
+
+// ownersPerBatch is how many owners' keys go to the writer at a time.
+const ownersPerBatch = 256
 
 // insertNarrowingKeys returns the statement that inserts n narrowing keys.
 func insertNarrowingKeys(n int) string {
