@@ -372,11 +372,11 @@ JOIN records ro ON ro.public_id = ra.public_id WHERE ra.key = '`+keyActive+`' AN
 					add(keyInArea+a.key, a.aud)
 				}
 			}
-			ok := ownerKeys{owner: owner, keys: make([]listKey, 0, len(keys))}
+			made := ownerKeys{owner: owner, keys: make([]listKey, 0, len(keys))}
 			for _, k := range slices.Sorted(maps.Keys(keys)) {
-				ok.keys = append(ok.keys, listKey{k, keys[k]})
+				made.keys = append(made.keys, listKey{k, keys[k]})
 			}
-			if batch = append(batch, ok); len(batch) == cap(batch) || i == len(owners)-1 {
+			if batch = append(batch, made); len(batch) == cap(batch) || i == len(owners)-1 {
 				select {
 				case owned <- batch:
 				case <-stop:
@@ -396,12 +396,12 @@ JOIN records ro ON ro.public_id = ra.public_id WHERE ra.key = '`+keyActive+`' AN
 		return err
 	}
 	for batch := range owned {
-		for _, ok := range batch {
-			if len(ok.keys) > 0 {
-				seed.nkeys[ok.owner] = ok.keys
+		for _, o := range batch {
+			if len(o.keys) > 0 {
+				seed.nkeys[o.owner] = o.keys
 			}
-			for _, k := range ok.keys {
-				if args = append(args, ok.owner, k.key, k.audiences); len(args) == cap(args) {
+			for _, k := range o.keys {
+				if args = append(args, o.owner, k.key, k.audiences); len(args) == cap(args) {
 					if err := flush(); err != nil {
 						return fmt.Errorf("write the narrowing keys: %w", err)
 					}
