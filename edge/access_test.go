@@ -103,6 +103,9 @@ func TestTokensAreCheckedOnEveryRequest(t *testing.T) {
 			!strings.Contains(r.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 			t.Errorf("%s token: %d %q %s", name, r.status, r.header.Get("WWW-Authenticate"), r.body)
 		}
+		if r.header.Get("RateLimit") == "" {
+			t.Errorf("%s token: the refusal carries no RateLimit", name)
+		}
 	}
 	if r := s.get(t, path, "Authorization", "Basic "+good); r.status != http.StatusUnauthorized {
 		t.Errorf("a token under another scheme: %d", r.status)
@@ -123,6 +126,9 @@ func TestTokensAreCheckedOnEveryRequest(t *testing.T) {
 		r := s.getAs(t, c.tok, c.path)
 		if r.status != http.StatusForbidden || r.json(t)["code"] != "forbidden-scope" {
 			t.Errorf("%s: %d %s", name, r.status, r.body)
+		}
+		if c.tok != "" && r.header.Get("RateLimit") == "" {
+			t.Errorf("%s: a client's refusal carries no RateLimit", name)
 		}
 	}
 }

@@ -97,21 +97,22 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			s.error(w, r, dirsvc.Errorf(dirsvc.ERateLimited, "Too many requests: try again in %d seconds.", secs))
 			return
 		}
+		// Every answer from here, refusals included, gets RateLimit as it writes its header.
+		sw := &shareableWriter{ResponseWriter: w, limit: d}
 		if present && tok == nil {
-			h[keyRateLimit] = []string{d.rateLimit()}
 			h.Set("WWW-Authenticate", `Bearer realm="dirsvc", error="invalid_token"`)
 			h.Set("Cache-Control", "no-store")
-			s.error(w, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The access token is not valid: get a new one.").With(tokErr))
+			s.error(sw, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The access token is not valid: get a new one.").With(tokErr))
 			return
 		}
 		if tok != nil {
 			if dir := pathDirectory(r.URL.Path); dir != "" && dir != tok.Directory {
-				s.error(w, r, dirsvc.Errorf(dirsvc.EForbiddenScope, "The access token is for another directory."))
+				s.error(sw, r, dirsvc.Errorf(dirsvc.EForbiddenScope, "The access token is for another directory."))
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), tokenKey{}, tok.AccessToken))
 		}
-		next.ServeHTTP(&shareableWriter{ResponseWriter: w, limit: d}, r)
+		next.ServeHTTP(sw, r)
 	})
 }
 
