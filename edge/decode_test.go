@@ -13,7 +13,8 @@ import (
 
 // TestDecodeViewAgreesWithEncodingJSON decodes every stored view of the demo directory, for every
 // tier, with fhir.DecodeView (the JSON v2 implementation) and with encoding/json into the same type:
-// the two must be equal, since exports and FHIR write what DecodeView gives.
+// the two must be equal, since the mappers' own decoding, which exports and FHIR write from, is held
+// to DecodeView (fhir's TestMapperDecodesWhatTheMappingReads).
 func TestDecodeViewAgreesWithEncodingJSON(t *testing.T) {
 	ctx := context.Background()
 	s := newTestServer(t, demoFiles(t)["demo"])
@@ -55,7 +56,8 @@ func TestDecodeViewAgreesWithEncodingJSON(t *testing.T) {
 }
 
 // BenchmarkDecodeView decodes the service views of the demo directory (partner tier) with
-// fhir.DecodeView and, for comparison, with encoding/json into the same type:
+// fhir.DecodeView, with the FHIR server's mapper (what it reads of a view) and, for comparison, with
+// encoding/json into the same type:
 //
 //	go test ./edge -run '^$' -bench DecodeView
 func BenchmarkDecodeView(b *testing.B) {
@@ -80,6 +82,14 @@ func BenchmarkDecodeView(b *testing.B) {
 	b.Run("DecodeView", func(b *testing.B) {
 		for i := range b.N {
 			if _, err := fhir.DecodeView(dirsvc.KindService, bodies[i%len(bodies)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("mapper", func(b *testing.B) {
+		var m fhir.Mapper
+		for i := range b.N {
+			if _, err := m.DecodeView(dirsvc.KindService, bodies[i%len(bodies)]); err != nil {
 				b.Fatal(err)
 			}
 		}
