@@ -1,6 +1,9 @@
 package dirsvc
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Snapshot is a whole directory as imported: its description, taxonomy, collections and records.
 type Snapshot struct {
@@ -17,6 +20,15 @@ type ImportStats struct {
 	Unchanged int `json:"unchanged"`
 	Removed   int `json:"removed"`
 	Events    int `json:"events"`
+	// Steps are how long the write's steps took, in order, for logs and benchmarks: no answer holds
+	// them.
+	Steps []Step `json:"-"`
+}
+
+// Step is a step of a write and how long it took.
+type Step struct {
+	Name string
+	Took time.Duration
 }
 
 // Transition is a lifecycle operation on one record: close, remove, merge into a survivor, reduce

@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -87,6 +89,56 @@ func TestBulkImportRebuildsIndexes(t *testing.T) {
 		}
 		if got := strings.Join(ids, " "); got != want {
 			t.Errorf("area %s holds %q, want %q", area, got, want)
+		}
+	}
+}
+
+// TestImportSteps: an import reports its steps in the order they ran, the bulk path's rebuild of
+// the indexes among them, each with its own time (the records' without the rebuild's).
+func TestImportSteps(t *testing.T) {
+	defer func(n int) { bulkThreshold = n }(bulkThreshold)
+	ctx := context.Background()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		threshold int
+		want      []string
+	}{
+		{1, []string{"records", "indexes", "narrowing", "feed", "search", "commit", "ops-commit"}},
+		{1 << 30, []string{"records", "narrowing", "feed", "search", "commit", "ops-commit"}},
+	} {
+		bulkThreshold = c.threshold
+		s, err := Open(ctx, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := s.CreateDirectory(ctx, "small")
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		stats, err := d.Import(ctx, parseForTest(t, b))
+		took := time.Since(start)
+		s.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		var sum time.Duration
+		for _, st := range stats.Steps {
+			names = append(names, st.Name)
+			if st.Took <= 0 {
+				t.Errorf("step %s took %v", st.Name, st.Took)
+			}
+			sum += st.Took
+		}
+		if !slices.Equal(names, c.want) {
+			t.Errorf("bulk threshold %d: steps %v, want %v", c.threshold, names, c.want)
+		}
+		if sum > took {
+			t.Errorf("the steps took %v in all, more than the import's %v: a nested step is counted twice", sum, took)
 		}
 	}
 }

@@ -109,7 +109,9 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 		}
 		defer func() {
 			if err == nil {
+				start := time.Now()
 				err = rebuild() // err is the write's result: rebuild only after a write that worked
+				w.stepSince("indexes", start)
 			}
 		}()
 	}

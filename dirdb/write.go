@@ -44,6 +44,7 @@ type writeTx struct {
 	placeTexts map[int64]string // and by ID
 	placeSeed  *placeSource     // every record's keys, when the write made every narrowing key anew
 	published  *publishedRows   // rows of records, views and keys waiting to go in (rowbatch.go)
+	stepStarts []time.Time      // when each of stats.Steps began
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -138,26 +139,45 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 	}
 	defer pubTx.Rollback()
 	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: writeClock(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}, published: newPublishedRows()}
+	start := time.Now()
 	if err := fn(w); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
-	if err := w.refreshNarrowing(); err != nil {
-		return dirsvc.ImportStats{}, err
+	w.stepSince("records", start)
+	for _, s := range []struct {
+		name string
+		run  func() error
+	}{{"narrowing", w.refreshNarrowing}, {"feed", w.logFeed}, {"search", w.refreshSearch}} {
+		start := time.Now()
+		if err := s.run(); err != nil {
+			return dirsvc.ImportStats{}, err
+		}
+		w.stepSince(s.name, start)
 	}
-	if err := w.logFeed(); err != nil {
-		return dirsvc.ImportStats{}, err
-	}
-	if err := w.refreshSearch(); err != nil {
-		return dirsvc.ImportStats{}, err
-	}
+	start = time.Now()
 	if err := pubTx.Commit(); err != nil {
 		return dirsvc.ImportStats{}, fmt.Errorf("commit directory write: %w", err)
 	}
+	w.stepSince("commit", start)
 	d.committed()
+	start = time.Now()
 	if err := opsTx.Commit(); err != nil {
 		return w.stats, fmt.Errorf("commit ops write after the directory committed: %w", err)
 	}
+	w.stepSince("ops-commit", start)
 	return w.stats, nil
+}
+
+// stepSince notes a step of the write that began at start, before the steps noted since, which ran
+// inside it, and less their time: the steps are in the order they began, each with its own time.
+func (w *writeTx) stepSince(name string, start time.Time) {
+	took, at := time.Since(start), len(w.stats.Steps)
+	for at > 0 && w.stepStarts[at-1].After(start) {
+		at--
+		took -= w.stats.Steps[at].Took
+	}
+	w.stats.Steps = slices.Insert(w.stats.Steps, at, dirsvc.Step{Name: name, Took: took})
+	w.stepStarts = slices.Insert(w.stepStarts, at, start)
 }
 
 // writeClock gives a write its time; a variable so a test can fix it and compare whole files.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -15,10 +16,12 @@ import (
 // first import. Nothing is written unless the whole file is valid; a directory created by an import
 // that then fails is dropped again, so a failed import leaves the store as it was.
 func Import(ctx context.Context, st dirsvc.DirectoryStore, r io.Reader) (string, dirsvc.ImportStats, error) {
+	start := time.Now()
 	snap, err := ParseImport(r)
 	if err != nil {
 		return "", dirsvc.ImportStats{}, err
 	}
+	parsed := dirsvc.Step{Name: "parse", Took: time.Since(start)}
 	slug := snap.Directory.Slug
 	w, err := st.Writer(ctx, slug)
 	created := false
@@ -30,6 +33,7 @@ func Import(ctx context.Context, st dirsvc.DirectoryStore, r io.Reader) (string,
 		return slug, dirsvc.ImportStats{}, err
 	}
 	stats, err := w.Import(ctx, snap)
+	stats.Steps = append([]dirsvc.Step{parsed}, stats.Steps...)
 	if err != nil && created {
 		if derr := st.Drop(ctx, slug); derr != nil {
 			err = errors.Join(err, fmt.Errorf("drop the half-created directory: %w", derr))

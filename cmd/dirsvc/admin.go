@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -61,7 +62,18 @@ func (m *Main) importOne(ctx context.Context, store *dirdb.Store, name string) e
 	}
 	m.Log.Info("imported", "directory", slug, "created", stats.Created, "updated", stats.Updated,
 		"unchanged", stats.Unchanged, "removed", stats.Removed, "events", stats.Events, "duration", time.Since(start))
+	m.Log.Debug("import steps", stepAttrs(slug, stats.Steps)...)
 	return nil
+}
+
+// stepAttrs returns the steps of a write to a directory as log attributes: the directory, then each
+// step's name with how long it took.
+func stepAttrs(slug string, steps []dirsvc.Step) []any {
+	out := []any{slog.String("directory", slug)}
+	for _, s := range steps {
+		out = append(out, slog.Duration(s.Name, s.Took))
+	}
+	return out
 }
 
 // noDirectory returns err, or, when it is the store's not-found, what was not found where.
