@@ -513,6 +513,7 @@ func (m *Main) loadDemoIfEmpty(ctx context.Context, store *dirdb.Store) error {
 			return fmt.Errorf("load demo: %w", err)
 		}
 		m.Log.Info("loaded demo directory", "directory", slug, "records", stats.Created, "duration", time.Since(start))
+		m.Log.Debug("import steps", stepAttrs(slug, stats.Steps)...)
 	}
 	return nil
 }
