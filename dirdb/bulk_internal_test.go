@@ -2,6 +2,7 @@ package dirdb
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,6 +140,9 @@ func TestImportSteps(t *testing.T) {
 		}
 		if sum > took {
 			t.Errorf("the steps took %v in all, more than the import's %v: a nested step is counted twice", sum, took)
+		}
+		if b, err := json.Marshal(stats); err != nil || strings.Contains(string(b), "records") {
+			t.Errorf("the stats as an answer holds them: %s, %v", b, err)
 		}
 	}
 }

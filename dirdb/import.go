@@ -111,7 +111,7 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 			if err == nil {
 				start := time.Now()
 				err = rebuild() // err is the write's result: rebuild only after a write that worked
-				w.stepSince("indexes", start)
+				w.step("indexes", start, len(w.stats.Steps))
 			}
 		}()
 	}

@@ -44,7 +44,6 @@ type writeTx struct {
 	placeTexts map[int64]string // and by ID
 	placeSeed  *placeSource     // every record's keys, when the write made every narrowing key anew
 	published  *publishedRows   // rows of records, views and keys waiting to go in (rowbatch.go)
-	stepStarts []time.Time      // when each of stats.Steps began
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -143,7 +142,7 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 	if err := fn(w); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
-	w.stepSince("records", start)
+	w.step("records", start, 0) // with the steps fn noted inside it (an import's indexes)
 	for _, s := range []struct {
 		name string
 		run  func() error
@@ -152,32 +151,30 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 		if err := s.run(); err != nil {
 			return dirsvc.ImportStats{}, err
 		}
-		w.stepSince(s.name, start)
+		w.step(s.name, start, len(w.stats.Steps))
 	}
 	start = time.Now()
 	if err := pubTx.Commit(); err != nil {
 		return dirsvc.ImportStats{}, fmt.Errorf("commit directory write: %w", err)
 	}
-	w.stepSince("commit", start)
+	w.step("commit", start, len(w.stats.Steps))
 	d.committed()
 	start = time.Now()
 	if err := opsTx.Commit(); err != nil {
 		return w.stats, fmt.Errorf("commit ops write after the directory committed: %w", err)
 	}
-	w.stepSince("ops-commit", start)
+	w.step("ops-commit", start, len(w.stats.Steps))
 	return w.stats, nil
 }
 
-// stepSince notes a step of the write that began at start, before the steps noted since, which ran
-// inside it, and less their time: the steps are in the order they began, each with its own time.
-func (w *writeTx) stepSince(name string, start time.Time) {
-	took, at := time.Since(start), len(w.stats.Steps)
-	for at > 0 && w.stepStarts[at-1].After(start) {
-		at--
-		took -= w.stats.Steps[at].Took
+// step notes a step of the write that began at start. The steps noted from stats.Steps[from] on
+// ran inside it: it goes before them, with its own time, less theirs.
+func (w *writeTx) step(name string, start time.Time, from int) {
+	took := time.Since(start)
+	for _, s := range w.stats.Steps[from:] {
+		took -= s.Took
 	}
-	w.stats.Steps = slices.Insert(w.stats.Steps, at, dirsvc.Step{Name: name, Took: took})
-	w.stepStarts = slices.Insert(w.stepStarts, at, start)
+	w.stats.Steps = slices.Insert(w.stats.Steps, from, dirsvc.Step{Name: name, Took: took})
 }
 
 // writeClock gives a write its time; a variable so a test can fix it and compare whole files.

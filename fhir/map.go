@@ -484,8 +484,9 @@ func (m *Mapper) Map(view any) (*Resource, error) {
 
 // DecodeView decodes a stored brief view of a record of kind, every member of it. The server and
 // exports decode with Mapper.DecodeView, only what their mapping and search values read; this whole
-// decoding is the reference that is held to (TestMapperDecodesWhatTheMappingReads). It decodes with the JSON v2 implementation (github.com/go-json-experiment/json, the code of the
-// standard library's encoding/json/v2, which Go still ships only behind GOEXPERIMENT=jsonv2), in
+// decoding is the reference theirs is held to (TestMapperDecodesWhatTheMappingReads). It decodes
+// with the JSON v2 implementation (github.com/go-json-experiment/json, the code of the standard
+// library's encoding/json/v2, which Go still ships only behind GOEXPERIMENT=jsonv2), in
 // half the time of encoding/json and with half the allocations (measured on the views of a
 // generated 100,000-service directory: 12.5 against 25.8 us a service view). Views are written by
 // encoding/json from the same Go types, so the two agree on them: exact-case names, valid UTF-8, no
