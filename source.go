@@ -70,6 +70,10 @@ type DirectoryStore interface {
 	Writer(ctx context.Context, slug string) (DirectoryWriter, error)
 	// Create registers a new, empty directory; a conflict when the slug is taken.
 	Create(ctx context.Context, slug string) (DirectoryWriter, error)
+	// ImportNew creates a directory by its first import, as Create then DirectoryWriter.Import
+	// would, except that no reader sees the directory before the import has committed, and an
+	// import that fails leaves nothing behind; a conflict when the slug is taken.
+	ImportNew(ctx context.Context, snap *Snapshot) (ImportStats, error)
 	// Drop deletes a directory and its files.
 	Drop(ctx context.Context, slug string) error
 }

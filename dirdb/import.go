@@ -24,7 +24,12 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 		return dirsvc.ImportStats{}, dirsvc.InvalidParam("directory.slug",
 			"the file describes directory %q, not %q", snap.Directory.Slug, d.slug)
 	}
-	return d.write(ctx, func(w *writeTx) error {
+	return d.write(ctx, importing(snap))
+}
+
+// importing is the write of an import of snap.
+func importing(snap *dirsvc.Snapshot) func(w *writeTx) error {
+	return func(w *writeTx) error {
 		// Mirrored records are not the file's: it may neither hold nor remove them.
 		mirrored, err := w.mirroredIDs()
 		if err != nil {
@@ -40,7 +45,7 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 			}
 		}
 		return w.importSnapshot(snap, mirrored)
-	})
+	}
 }
 
 // importSnapshot makes the directory equal to the snapshot, inside the write w, except for the

@@ -274,7 +274,7 @@ func TestListPlans(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Statistics are read when a connection loads the schema: a new pool reads them.
-			db, err := sql.Open("sqlite", dsn(path, false))
+			db, err := sql.Open("sqlite", dsn(path, reading))
 			if err != nil {
 				t.Fatal(err)
 			}

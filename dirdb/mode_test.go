@@ -20,6 +20,10 @@ func TestNewDataFolderIsPrivate(t *testing.T) {
 	}
 	defer s.Close()
 	MustImport(t, s, readFixture(t))
+	// Open, the directory's published file has its -wal and -shm files.
+	if _, err := s.Directory(context.Background(), "small"); err != nil {
+		t.Fatal(err)
+	}
 	var names []string
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -16,15 +16,35 @@ import (
 	_ "modernc.org/sqlite" // registers the pure-Go "sqlite" driver
 )
 
-// dsn returns a modernc DSN for path. Pragmas ride in the DSN so every pooled connection gets them,
-// busy_timeout first. Writers take the write lock at BEGIN (_txlock=immediate).
-func dsn(path string, write bool) string {
+// connKind is what a connection to a file is for.
+type connKind int
+
+const (
+	reading  connKind = iota // one of the file's pool of read-only connections
+	writing                  // the file's one writer
+	building                 // the one connection of a file built aside, which nothing else opens (build.go)
+)
+
+// dsn returns a modernc DSN for a connection of kind to path. Pragmas ride in the DSN so every pooled
+// connection gets them, busy_timeout first (the driver runs them in alphabetical order). Writers take
+// the write lock at BEGIN (_txlock=immediate).
+func dsn(path string, kind connKind) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "foreign_keys(1)")
-	if write {
-		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "synchronous(NORMAL)")
+	if kind != reading {
+		if kind == building {
+			// A file built aside is thrown away whole if its build fails, and synced once when it
+			// is done (buildFiles.finish): it needs no journal, no syncs and no shared locks, and
+			// each page is written once, where a WAL writes it twice (to the WAL, then at the
+			// checkpoint).
+			q.Add("_pragma", "journal_mode(OFF)")
+			q.Add("_pragma", "locking_mode(EXCLUSIVE)")
+			q.Add("_pragma", "synchronous(OFF)")
+		} else {
+			q.Add("_pragma", "journal_mode(WAL)")
+			q.Add("_pragma", "synchronous(NORMAL)")
+		}
 		// A large import touches every page of every index: a page cache of up to 128 MiB keeps the
 		// writer from re-reading and spilling pages mid-transaction. Memory is taken only as used.
 		q.Add("_pragma", "cache_size(-131072)")
@@ -79,10 +99,16 @@ func createFile(ctx context.Context, path string) error {
 
 // openWriter opens the single writer connection of a file, creating and migrating it as needed.
 func openWriter(ctx context.Context, path string, f schema.File) (*sql.DB, error) {
+	return openOwner(ctx, path, f, writing)
+}
+
+// openOwner opens the single connection of kind writing or building to a file, creating and
+// migrating the file as needed.
+func openOwner(ctx context.Context, path string, f schema.File, kind connKind) (*sql.DB, error) {
 	if err := createFile(ctx, path); err != nil {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", dsn(path, true))
+	db, err := sql.Open("sqlite", dsn(path, kind))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -99,7 +125,7 @@ func openWriter(ctx context.Context, path string, f schema.File) (*sql.DB, error
 // openReaders opens the pool of read-only connections of a file: reserved ones for the single
 // record reads, and as many again for every other read.
 func openReaders(path string, reserved int) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", dsn(path, false))
+	db, err := sql.Open("sqlite", dsn(path, reading))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

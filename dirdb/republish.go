@@ -40,7 +40,7 @@ func (s *Store) StaleViews(ctx context.Context, slug string) (bool, error) {
 	if _, err := os.Stat(path); err != nil {
 		return false, fmt.Errorf("directory %q: %w", slug, err)
 	}
-	db, err := sql.Open("sqlite", dsn(path, false))
+	db, err := sql.Open("sqlite", dsn(path, reading))
 	if err != nil {
 		return false, err
 	}

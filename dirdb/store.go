@@ -59,6 +59,9 @@ func open(ctx context.Context, root string, replica bool) (*Store, error) {
 	if err := os.MkdirAll(dirsvc.DirsPath(root), 0o700); err != nil {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}
+	if !replica {
+		clearBuilds(root)
+	}
 	p, err := openWriter(ctx, dirsvc.FilePath(root, dirsvc.PlatformFile), schema.Platform)
 	if err != nil {
 		return nil, err

@@ -127,12 +127,18 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 	if err != nil {
 		return dirsvc.ImportStats{}, err
 	}
+	return writeFiles(ctx, d.writer, ops, fn, d.committed)
+}
+
+// writeFiles runs fn inside a write of a directory's published file (pub) and its operations file
+// (ops), and calls committed once the published file has committed.
+func writeFiles(ctx context.Context, pub, ops *sql.DB, fn func(w *writeTx) error, committed func()) (dirsvc.ImportStats, error) {
 	opsTx, err := ops.BeginTx(ctx, nil)
 	if err != nil {
 		return dirsvc.ImportStats{}, fmt.Errorf("begin ops write: %w", err)
 	}
 	defer opsTx.Rollback()
-	pubTx, err := d.writer.BeginTx(ctx, nil)
+	pubTx, err := pub.BeginTx(ctx, nil)
 	if err != nil {
 		return dirsvc.ImportStats{}, fmt.Errorf("begin directory write: %w", err)
 	}
@@ -158,7 +164,7 @@ func (d *Directory) writeLocked(ctx context.Context, fn func(w *writeTx) error) 
 		return dirsvc.ImportStats{}, fmt.Errorf("commit directory write: %w", err)
 	}
 	w.step("commit", start, len(w.stats.Steps))
-	d.committed()
+	committed()
 	start = time.Now()
 	if err := opsTx.Commit(); err != nil {
 		return w.stats, fmt.Errorf("commit ops write after the directory committed: %w", err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"time"
 
@@ -13,8 +12,8 @@ import (
 )
 
 // Import loads a whole directory from an import file into the store, creating the directory on its
-// first import. Nothing is written unless the whole file is valid; a directory created by an import
-// that then fails is dropped again, so a failed import leaves the store as it was.
+// first import. Nothing is written unless the whole file is valid, and a directory's first import
+// that fails leaves no directory behind.
 func Import(ctx context.Context, st dirsvc.DirectoryStore, r io.Reader) (string, dirsvc.ImportStats, error) {
 	start := time.Now()
 	snap, err := ParseImport(r)
@@ -24,21 +23,24 @@ func Import(ctx context.Context, st dirsvc.DirectoryStore, r io.Reader) (string,
 	parsed := dirsvc.Step{Name: "parse", Took: time.Since(start)}
 	slug := snap.Directory.Slug
 	w, err := st.Writer(ctx, slug)
-	created := false
 	if errors.Is(err, dirsvc.ErrNotFound) {
-		w, err = st.Create(ctx, slug)
-		created = true
-	}
-	if err != nil {
+		stats, err := st.ImportNew(ctx, snap)
+		stats.Steps = append([]dirsvc.Step{parsed}, stats.Steps...)
+		if dirsvc.ErrorCode(err) != dirsvc.EConflict {
+			return slug, stats, err
+		}
+		// Another process created the directory meanwhile: the file is imported into it.
+		var werr error
+		if w, werr = st.Writer(ctx, slug); errors.Is(werr, dirsvc.ErrNotFound) {
+			return slug, stats, err
+		} else if werr != nil {
+			return slug, dirsvc.ImportStats{}, werr
+		}
+	} else if err != nil {
 		return slug, dirsvc.ImportStats{}, err
 	}
 	stats, err := w.Import(ctx, snap)
 	stats.Steps = append([]dirsvc.Step{parsed}, stats.Steps...)
-	if err != nil && created {
-		if derr := st.Drop(ctx, slug); derr != nil {
-			err = errors.Join(err, fmt.Errorf("drop the half-created directory: %w", derr))
-		}
-	}
 	return slug, stats, err
 }
 
