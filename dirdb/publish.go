@@ -200,6 +200,14 @@ func (p *publication) addViews(m *dirsvc.Meta, views []projected, now time.Time)
 		encoded = append(encoded, encodedHead{hd, b})
 		return b, err
 	}
+	// The views already made, by what they were made of: most audiences of a record see the same
+	// view under the same head, which is then made once.
+	type source struct {
+		body, head []byte
+		row        int // in p.views
+	}
+	var made []source
+next:
 	for _, v := range views {
 		hd := audienceHead{version: p.row.version, localRevision: p.row.localRevision, updatedMs: now.UnixMilli()}
 		if v.bit != leadershipBit {
@@ -210,11 +218,18 @@ func (p *publication) addViews(m *dirsvc.Meta, views []projected, now time.Time)
 		if err != nil {
 			return err
 		}
+		for _, s := range made {
+			if bytes.Equal(s.head, newHead) && bytes.Equal(s.body, v.body) {
+				p.views[s.row].audiences |= v.bit
+				continue next
+			}
+		}
 		b, err := withHead(v.body, v.v, oldHead, newHead)
 		if err != nil {
 			return fmt.Errorf("encode view %d of %s: %w", v.bit, m.PublicID, err)
 		}
 		p.views = withView(p.views, viewRow{audiences: v.bit, body: b, updatedMs: hd.updatedMs})
+		made = append(made, source{v.body, newHead, slices.IndexFunc(p.views, func(r viewRow) bool { return r.audiences&v.bit != 0 })})
 	}
 	return nil
 }
