@@ -122,7 +122,11 @@ func (b *build) run(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.ImportSt
 	if b.ops, err = openOwner(ctx, b.path(dirsvc.OpsFile), schema.Ops, building); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
-	return writeFiles(ctx, b.pub, b.ops, importing(snap), func() {})
+	imp := importing(snap)
+	return writeFiles(ctx, b.pub, b.ops, func(w *writeTx) error {
+		w.fresh = true
+		return imp(w)
+	}, func() {})
 }
 
 // finish makes the build's files what a directory's files are, durably, and moves its folder into

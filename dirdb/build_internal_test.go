@@ -52,6 +52,11 @@ func TestImportNewStoresWhatAnImportStores(t *testing.T) {
 		if len(steps) == 0 || steps[len(steps)-1] != "sync" || !slices.Contains(steps, "commit") {
 			t.Errorf("%s: steps %v, want the import's then sync", slug, steps)
 		}
+		// The generated directory takes the bulk path, whose indexes of the change log and the
+		// search documents a new file makes last.
+		if bulk := slices.Contains(steps, "indexes"); bulk != slices.Contains(steps, "late-indexes") || bulk != (slug == "gen") {
+			t.Errorf("%s: steps %v", slug, steps)
+		}
 		d, err := s.Directory(ctx, slug)
 		if err != nil {
 			t.Fatal(err)
@@ -96,13 +101,32 @@ func TestImportNewStoresWhatAnImportStores(t *testing.T) {
 			if got, want := fingerprint(t, built), fingerprint(t, dirsvc.FilePath(inPlace, dirsvc.FileName(f, slug))); got != want {
 				t.Errorf("%s: the %s file built aside holds\n%s\nwhere an import into a new directory stores\n%s", slug, f, got, want)
 			}
-			for pragma, want := range map[string]string{"journal_mode": "wal", "page_size": "16384", "quick_check": "ok"} {
+			if got, want := schemaOf(t, built), schemaOf(t, dirsvc.FilePath(inPlace, dirsvc.FileName(f, slug))); got != want {
+				t.Errorf("%s: the %s file built aside has the schema\n%s\nwhere an import into a new directory has\n%s", slug, f, got, want)
+			}
+			// integrity_check holds every index to its table.
+			for pragma, want := range map[string]string{"journal_mode": "wal", "page_size": "16384", "integrity_check": "ok"} {
 				if got := pragmaOf(t, built, pragma); got != want {
 					t.Errorf("%s: %s of the %s file is %s, want %s", slug, pragma, f, got, want)
 				}
 			}
 		}
 	}
+}
+
+// schemaOf returns the definitions of the tables, indexes and triggers of the file at path.
+func schemaOf(t *testing.T, path string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var out string
+	if err := db.QueryRow("SELECT group_concat(type || ' ' || name || ': ' || COALESCE(sql, ''), char(10)) FROM (SELECT * FROM sqlite_schema ORDER BY name)").Scan(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // pragmaOf returns the value of a pragma of the file at path.

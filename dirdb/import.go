@@ -173,38 +173,55 @@ func bulkLoad(stored, n int) bool {
 // that fails leaves them as they were. The indexes of projections stay: a first import gives every
 // view the same time, so their keys (a time and the view's public ID) arrive in the order they sort
 // in, each an append, while building one afterwards reads every view's body again.
+//
+// In a file built aside (w.fresh), the indexes of the change log and of the search documents, which
+// the feed and search steps fill after the records and which nothing of this write reads (a new
+// file's feed and search documents are made whole), are made last instead, from their rows, by
+// w.lateIndexes.
 func (w *writeTx) deferIndexes() (func() error, error) {
-	rows, err := w.pub.QueryContext(w.ctx, `SELECT name, sql FROM sqlite_schema
+	rows, err := w.pub.QueryContext(w.ctx, `SELECT name, tbl_name, sql FROM sqlite_schema
 WHERE type = 'index' AND sql IS NOT NULL AND tbl_name != 'projections' ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list indexes: %w", err)
 	}
-	var names, defs []string
+	type index struct{ name, def string }
+	var now, late []index
 	for rows.Next() {
-		var name, def string
-		if err := rows.Scan(&name, &def); err != nil {
+		var x index
+		var table string
+		if err := rows.Scan(&x.name, &table, &x.def); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		names, defs = append(names, name), append(defs, def)
+		if w.fresh && (table == "changes" || table == "search_docs") {
+			late = append(late, x)
+		} else {
+			now = append(now, x)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	for _, name := range names {
-		if _, err := w.pub.ExecContext(w.ctx, `DROP INDEX "`+name+`"`); err != nil {
-			return nil, fmt.Errorf("drop index %s: %w", name, err)
+	for _, x := range append(slices.Clip(now), late...) {
+		if _, err := w.pub.ExecContext(w.ctx, `DROP INDEX "`+x.name+`"`); err != nil {
+			return nil, fmt.Errorf("drop index %s: %w", x.name, err)
 		}
 	}
-	return func() error {
-		for i, def := range defs {
-			if _, err := w.pub.ExecContext(w.ctx, def); err != nil {
-				return fmt.Errorf("build index %s: %w", names[i], err)
+	build := func(xs []index) func() error {
+		return func() error {
+			for _, x := range xs {
+				if _, err := w.pub.ExecContext(w.ctx, x.def); err != nil {
+					return fmt.Errorf("build index %s: %w", x.name, err)
+				}
 			}
+			return nil
 		}
-		return nil
-	}, nil
+	}
+	if len(late) > 0 {
+		w.lateIndexes = build(late)
+	}
+	return build(now), nil
 }
 
 // prepared is a record ready to store: its canonical form, and what it publishes.

@@ -44,6 +44,11 @@ type writeTx struct {
 	placeTexts map[int64]string // and by ID
 	placeSeed  *placeSource     // every record's keys, when the write made every narrowing key anew
 	published  *publishedRows   // rows of records, views and keys waiting to go in (rowbatch.go)
+	// fresh says the write is the first of a file built aside (build.go): nothing was stored before
+	// it and nothing reads the file during it. lateIndexes, if set, makes the indexes the write makes
+	// after all its steps (deferIndexes).
+	fresh       bool
+	lateIndexes func() error
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -158,6 +163,13 @@ func writeFiles(ctx context.Context, pub, ops *sql.DB, fn func(w *writeTx) error
 			return dirsvc.ImportStats{}, err
 		}
 		w.step(s.name, start, len(w.stats.Steps))
+	}
+	if w.lateIndexes != nil {
+		start := time.Now()
+		if err := w.lateIndexes(); err != nil {
+			return dirsvc.ImportStats{}, err
+		}
+		w.step("late-indexes", start, len(w.stats.Steps))
 	}
 	start = time.Now()
 	if err := pubTx.Commit(); err != nil {
