@@ -357,7 +357,7 @@ func (w *writeTx) flushSearchWords() error {
 			}
 		}
 	}
-	if len(w.searchWords) >= bulkWords {
+	if w.wordsKept || len(w.searchWords) >= bulkWords {
 		return w.bulkSearchWords()
 	}
 	for _, a := range dirsvc.ServedAudiences {
@@ -385,12 +385,15 @@ func (w *writeTx) flushSearchWords() error {
 	return nil
 }
 
-// bulkSearchWords writes the many words waiting in memory into the full-text indexes through a
-// temporary table (see bulkWords). The table lives in the write's transaction and is gone after it.
-func (w *writeTx) bulkSearchWords() error {
-	const columns = "name, specialties, organisation, place, practitioners, description"
-	if _, err := w.pub.ExecContext(w.ctx, "CREATE TEMP TABLE bulk_words (id INTEGER PRIMARY KEY, audiences INTEGER NOT NULL, "+columns+")"); err != nil {
-		return fmt.Errorf("make the table of words to index: %w", err)
+// keepWords moves the words waiting in memory to the temporary table bulkSearchWords indexes them
+// from, making the table on first use. A whole refresh keeps each batch's words there as it stores
+// the batch's documents, while the next batch's are being made.
+func (w *writeTx) keepWords() error {
+	if !w.wordsKept {
+		if _, err := w.pub.ExecContext(w.ctx, "CREATE TEMP TABLE bulk_words (id INTEGER PRIMARY KEY, audiences INTEGER NOT NULL, "+wordColumns+")"); err != nil {
+			return fmt.Errorf("make the table of words to index: %w", err)
+		}
+		w.wordsKept = true
 	}
 	for chunk := range slices.Chunk(w.searchWords, wordsPerStatement) {
 		args := make([]any, 0, 8*len(chunk))
@@ -398,11 +401,26 @@ func (w *writeTx) bulkSearchWords() error {
 			t := d.text
 			args = append(args, d.id, d.audiences, t.name, t.specialties, t.organisation, t.place, t.practitioners, t.description)
 		}
-		q := "INSERT INTO temp.bulk_words (id, audiences, " + columns + ") VALUES " +
+		q := "INSERT INTO temp.bulk_words (id, audiences, " + wordColumns + ") VALUES " +
 			strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
 		if err := w.exec(w.pub, q, args...); err != nil {
 			return fmt.Errorf("keep the words to index: %w", err)
 		}
+	}
+	clear(w.searchWords) // the texts are large: hold none of them
+	w.searchWords = w.searchWords[:0]
+	return nil
+}
+
+// wordColumns are the columns of a search document's words in the full-text indexes.
+const wordColumns = "name, specialties, organisation, place, practitioners, description"
+
+// bulkSearchWords writes the many words waiting, in memory and in the temporary table of keepWords,
+// into the full-text indexes through that table (see bulkWords). The table lives in the write's
+// transaction and is gone after it.
+func (w *writeTx) bulkSearchWords() error {
+	if err := w.keepWords(); err != nil {
+		return err
 	}
 	for _, a := range dirsvc.ServedAudiences {
 		bit := audienceBit(a)
@@ -410,7 +428,7 @@ func (w *writeTx) bulkSearchWords() error {
 		if err := w.ftsHashSize(table, bulkHashSize); err != nil {
 			return err
 		}
-		q := "INSERT INTO " + table + " (rowid, " + columns + ") SELECT id, " + columns + " FROM temp.bulk_words WHERE audiences & ? != 0 ORDER BY id"
+		q := "INSERT INTO " + table + " (rowid, " + wordColumns + ") SELECT id, " + wordColumns + " FROM temp.bulk_words WHERE audiences & ? != 0 ORDER BY id"
 		if _, err := w.pub.ExecContext(w.ctx, q, bit); err != nil {
 			return fmt.Errorf("index the words of changed services: %w", err)
 		}
@@ -421,6 +439,7 @@ func (w *writeTx) bulkSearchWords() error {
 	if _, err := w.pub.ExecContext(w.ctx, "DROP TABLE temp.bulk_words"); err != nil {
 		return fmt.Errorf("drop the table of words to index: %w", err)
 	}
+	w.wordsKept = false
 	return nil
 }
 
@@ -530,7 +549,10 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 		for i, b := range m.batch {
 			ids[i] = b.id
 		}
-		return w.storeSearchDocsOf(ids, m.docs)
+		if err := w.storeSearchDocsOf(ids, m.docs); err != nil {
+			return err
+		}
+		return w.keepWords()
 	}
 	flush := func() error {
 		if err := store(); err != nil {

@@ -33,6 +33,7 @@ type writeTx struct {
 	// when it has made them all (searchwrite.go).
 	searchDropped []storedDoc
 	searchWords   []storedWords
+	wordsKept     bool // some wait in a temporary table instead (keepWords)
 	// The change-log rows the write logs, by record and in the order it made them, and the records
 	// whose narrowing keys it made anew (all of them, with feedAll): whose placements the feed logs
 	// (feedwrite.go).
