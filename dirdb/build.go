@@ -94,6 +94,7 @@ type build struct {
 	slug, root, folder string
 	unlock             func()
 	pub, ops           *sql.DB
+	synced             []*os.File // the files, as writeBack syncs them
 	moved              bool
 }
 
@@ -122,12 +123,50 @@ func (b *build) run(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.ImportSt
 	if b.ops, err = openOwner(ctx, b.path(dirsvc.OpsFile), schema.Ops, building); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
+	stop := b.writeBack()
+	defer stop()
 	imp := importing(snap)
 	return writeFiles(ctx, b.pub, b.ops, func(w *writeTx) error {
 		w.fresh = true
 		return imp(w)
 	}, func() {})
 }
+
+// writeBack syncs the build's files every writeBackEvery until stop: the pages the build writes
+// go to the disk while it runs, where the kernel would hold most of them until the last sync
+// (finish), which then waits for them all. The descriptors it syncs through stay open until the
+// files' connections have closed (closeFiles): closing one would drop the POSIX locks SQLite holds
+// on the file.
+func (b *build) writeBack() (stop func()) {
+	for _, f := range []string{dirsvc.DirectoryFile, dirsvc.OpsFile} {
+		if fd, err := os.Open(b.path(f)); err == nil {
+			b.synced = append(b.synced, fd)
+		}
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(writeBackEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				for _, fd := range b.synced {
+					fd.Sync() // the last sync reports what fails
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// writeBackEvery is how often a build's files are synced while it runs.
+const writeBackEvery = time.Second
 
 // finish makes the build's files what a directory's files are, durably, and moves its folder into
 // place: each file is switched to WAL mode and synced, and the data folder's dirs folder is synced
@@ -181,6 +220,10 @@ func (b *build) closeFiles() error {
 			*db = nil
 		}
 	}
+	for _, fd := range b.synced {
+		fd.Close()
+	}
+	b.synced = nil
 	return errors.Join(errs...)
 }
 
