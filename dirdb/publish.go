@@ -155,12 +155,30 @@ func (r *row) assignHeads(prev row, views []projected, ownChanged bool, now time
 	}
 	var changed dirsvc.Audiences
 	r.heads = heads{}
+	// Most audiences see the same bytes, whose hash is taken once.
+	type hashed struct {
+		body []byte
+		lead bool // with the leadership
+		hash [16]byte
+	}
+	var done []hashed
+	hashOf := func(a dirsvc.Audience, body []byte) [16]byte {
+		lead := a != dirsvc.Public && len(leadership) > 0
+		for _, d := range done {
+			if d.lead == lead && bytes.Equal(d.body, body) {
+				return d.hash
+			}
+		}
+		h := viewHash(a, body, leadership)
+		done = append(done, hashed{body, lead, h})
+		return h
+	}
 	for _, v := range views {
 		if v.bit == leadershipBit {
 			continue
 		}
 		a := audienceOfBit(v.bit)
-		ph, vh := prev.heads[a], viewHash(a, v.body, leadership)
+		ph, vh := prev.heads[a], hashOf(a, v.body)
 		if ph.version != 0 && ph.hash == vh {
 			r.heads[a] = ph
 			continue
