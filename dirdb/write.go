@@ -155,6 +155,22 @@ func writeFiles(ctx context.Context, pub, ops *sql.DB, fn func(w *writeTx) error
 		return dirsvc.ImportStats{}, err
 	}
 	w.step("records", start, 0) // with the steps fn noted inside it (an import's indexes)
+	commitOps := func() error { return opsTx.Commit() }
+	if w.fresh {
+		// Nothing orders the commits of files built aside (build.go), and the steps after the
+		// records do not touch the operations file: it commits beside them.
+		done := make(chan error, 1)
+		go func() { done <- opsTx.Commit() }()
+		var err error
+		waited := false
+		commitOps = func() error {
+			if !waited {
+				err, waited = <-done, true
+			}
+			return err
+		}
+		defer commitOps() // a write that fails returns once the commit has ended
+	}
 	for _, s := range []struct {
 		name string
 		run  func() error
@@ -179,7 +195,7 @@ func writeFiles(ctx context.Context, pub, ops *sql.DB, fn func(w *writeTx) error
 	w.step("commit", start, len(w.stats.Steps))
 	committed()
 	start = time.Now()
-	if err := opsTx.Commit(); err != nil {
+	if err := commitOps(); err != nil {
 		return w.stats, fmt.Errorf("commit ops write after the directory committed: %w", err)
 	}
 	w.step("ops-commit", start, len(w.stats.Steps))
