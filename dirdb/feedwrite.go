@@ -417,13 +417,30 @@ func keepPlaces(n int) string {
 }
 
 // placements returns the ID of the placement of each record of ids, storing those new in the order
-// of ids. The placements are made on every CPU, a chunk at a time.
+// of ids. The placements are made on every CPU, a chunk at a time, the next chunk's while this
+// one's are stored.
 func (w *writeTx) placements(ps *placeSource, ids []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(ids))
-	for chunk := range slices.Chunk(ids, placementChunk) {
-		texts, _ := decodeAll(chunk, func(id string) (string, error) { return ps.placement(id), nil })
-		for i, id := range chunk {
-			p, err := w.placeID(texts[i])
+	chunks := slices.Collect(slices.Chunk(ids, placementChunk))
+	start := func(i int) <-chan []string {
+		ch := make(chan []string, 1) // never blocks: a write that fails need not wait for it
+		go func() {
+			texts, _ := decodeAll(chunks[i], func(id string) (string, error) { return ps.placement(id), nil })
+			ch <- texts
+		}()
+		return ch
+	}
+	var next <-chan []string
+	if len(chunks) > 0 {
+		next = start(0)
+	}
+	for i, chunk := range chunks {
+		texts := <-next
+		if i+1 < len(chunks) {
+			next = start(i + 1)
+		}
+		for j, id := range chunk {
+			p, err := w.placeID(texts[j])
 			if err != nil {
 				return nil, err
 			}
