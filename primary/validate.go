@@ -231,10 +231,22 @@ func (p *parser) contacts(id, field string, cs []dirsvc.Contact, def dirsvc.Audi
 // become +61 followed by their digits.
 func E164(value, country string) (string, error) {
 	n, err := phonenumbers.Parse(value, country)
-	if err != nil || !phonenumbers.IsValidNumber(n) {
+	if err != nil || !validNumber(n, country) {
 		return "", fmt.Errorf("%q is not a valid telephone number", value)
 	}
 	return phonenumbers.Format(n, phonenumbers.E164), nil
+}
+
+// validNumber is phonenumbers.IsValidNumber(n), sooner for most numbers of a directory. That first
+// finds the number's region, trying the regions of its calling code in turn, the main one first (by
+// its number patterns), and then tries the patterns of the region it found again. A number valid in
+// the main region of its calling code is found there, so it is valid; only for the others does the
+// whole search run.
+func validNumber(n *phonenumbers.PhoneNumber, country string) bool {
+	if phonenumbers.GetRegionCodeForCountryCode(int(n.GetCountryCode())) == country && phonenumbers.IsValidNumberForRegion(n, country) {
+		return true
+	}
+	return phonenumbers.IsValidNumber(n)
 }
 
 func validURL(s string) bool {
