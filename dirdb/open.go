@@ -35,7 +35,7 @@ func dsn(path string, kind connKind) string {
 	if kind != reading {
 		if kind == building {
 			// A file built aside is thrown away whole if its build fails, and synced once when it
-			// is done (buildFiles.finish): it needs no journal, no syncs and no shared locks, and
+			// is done (build.finish): it needs no journal, no syncs and no shared locks, and
 			// each page is written once, where a WAL writes it twice (to the WAL, then at the
 			// checkpoint).
 			q.Add("_pragma", "journal_mode(OFF)")
