@@ -1,7 +1,6 @@
 package dirdb
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
-	"github.com/dirsvc/dirsvc/primary/demo"
 )
 
 // TestImportNewStoresWhatAnImportStores: a directory made by its first import aside (ImportNew)
@@ -24,16 +22,8 @@ func TestImportNewStoresWhatAnImportStores(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 678e6, time.UTC)
 	writeClock = func() time.Time { return at }
 	ctx := context.Background()
-	small, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gen bytes.Buffer
-	// Large enough for the bulk paths (bulkThreshold).
-	if err := demo.Generate(&gen, demo.Options{Slug: "gen", Country: "AU", Services: 1800, Seed: 7}); err != nil {
-		t.Fatal(err)
-	}
-	for _, file := range [][]byte{small, gen.Bytes()} {
+	small, gen := importFixtures(t)
+	for _, file := range [][]byte{small, gen} {
 		slug := parseForTest(t, file).Directory.Slug
 		aside, inPlace := t.TempDir(), t.TempDir()
 
@@ -144,20 +134,28 @@ func pragmaOf(t *testing.T, path, pragma string) string {
 	return v
 }
 
+// smallStore opens a store on a new data folder, closed when the test ends, and reads the small
+// fixture.
+func smallStore(t *testing.T) (s *Store, root string, small []byte) {
+	t.Helper()
+	small, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = t.TempDir()
+	s, err = Open(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, root, small
+}
+
 // TestImportNewThatFailsLeavesNothing: a first import that fails leaves neither a directory nor a
 // file behind, and the slug can be imported afterwards; a slug taken is a conflict.
 func TestImportNewThatFailsLeavesNothing(t *testing.T) {
 	ctx := context.Background()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	s, err := Open(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, root, b := smallStore(t)
 	bad := parseForTest(t, b)
 	bad.Records[len(bad.Records)-1].Base().State = "bogus"
 	if _, err := s.ImportNew(ctx, bad); err == nil {
@@ -181,16 +179,7 @@ func TestImportNewThatFailsLeavesNothing(t *testing.T) {
 // drop cut short), a first import is made there, in place.
 func TestImportNewOverLeftFiles(t *testing.T) {
 	ctx := context.Background()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	s, err := Open(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, root, b := smallStore(t)
 	if _, err := s.CreateDirectory(ctx, "small"); err != nil {
 		t.Fatal(err)
 	}

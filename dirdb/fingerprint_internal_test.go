@@ -28,14 +28,7 @@ func TestImportFingerprint(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 678e6, time.UTC)
 	writeClock = func() time.Time { return at }
 	ctx := context.Background()
-	small, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gen bytes.Buffer
-	if err := demo.Generate(&gen, demo.Options{Slug: "gen", Country: "AU", Services: 1800, Seed: 7}); err != nil {
-		t.Fatal(err)
-	}
+	small, gen := importFixtures(t)
 	var out strings.Builder
 	for _, c := range []struct {
 		name  string
@@ -43,8 +36,8 @@ func TestImportFingerprint(t *testing.T) {
 		edit  func(*dirsvc.Snapshot) // of the last file
 	}{
 		{name: "a small first import", files: [][]byte{small}},
-		{name: "a large first import", files: [][]byte{gen.Bytes()}},
-		{name: "a second import that changes records", files: [][]byte{gen.Bytes(), gen.Bytes()}, edit: editSnapshot},
+		{name: "a large first import", files: [][]byte{gen}},
+		{name: "a second import that changes records", files: [][]byte{gen, gen}, edit: editSnapshot},
 	} {
 		s, err := Open(ctx, t.TempDir())
 		if err != nil {
@@ -93,6 +86,21 @@ func TestImportFingerprint(t *testing.T) {
 	if got := out.String(); got != string(want) {
 		t.Errorf("what the imports store changed (go test -run TestImportFingerprint -update rewrites %s):\n%s\nwant\n%s", golden, got, want)
 	}
+}
+
+// importFixtures returns the small fixture, and a generated directory large enough for the bulk
+// paths of a first import (bulkThreshold).
+func importFixtures(t *testing.T) (small, gen []byte) {
+	t.Helper()
+	small, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := demo.Generate(&b, demo.Options{Slug: "gen", Country: "AU", Services: 1800, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	return small, b.Bytes()
 }
 
 // editSnapshot changes a generated directory as a second import would find it: three roles gone, a
