@@ -212,6 +212,7 @@ func toWAL(ctx context.Context, path string) error {
 	return db.Close()
 }
 
+// closeFiles closes the build's connections, then the descriptors writeBack synced through.
 func (b *build) closeFiles() error {
 	var errs []error
 	for _, db := range []**sql.DB{&b.pub, &b.ops} {
