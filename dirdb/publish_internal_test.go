@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/primary"
+	"github.com/dirsvc/dirsvc/primary/demo"
 )
 
 // TestPublishedBodiesAreTheGateOutput checks that what publish stores is byte for byte the JSON of
@@ -52,4 +54,30 @@ func TestPublishedBodiesAreTheGateOutput(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkEncodeViews encodes the views of every record of a generated directory of 3,000
+// services, as publish does (most audiences of a record see the same view).
+func BenchmarkEncodeViews(b *testing.B) {
+	var gen bytes.Buffer
+	if err := demo.Generate(&gen, demo.Options{Slug: "gen", Country: "AU", Services: 3000, Seed: 7}); err != nil {
+		b.Fatal(err)
+	}
+	snap, err := primary.ParseImport(&gen)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lk, now := newMemLookup(snap), time.Now()
+	views := make([][]projected, len(snap.Records))
+	for i, rec := range snap.Records {
+		views[i], _ = project(rec, lk, now)
+	}
+	for b.Loop() {
+		for i, rec := range snap.Records {
+			if _, err := encodeViews(rec.Base(), views[i]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(snap.Records)), "ns/record")
 }
