@@ -1,6 +1,7 @@
 package dirdb
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -172,6 +173,49 @@ func TestImportNewThatFailsLeavesNothing(t *testing.T) {
 	}
 	if _, err := s.ImportNew(ctx, parseForTest(t, b)); dirsvc.ErrorCode(err) != dirsvc.EConflict {
 		t.Errorf("a first import of a slug taken: %v, want a conflict", err)
+	}
+}
+
+// TestBuildMadeMeanwhileIsAConflict: when another process makes the directory while it is being
+// built aside, the build does not move over it: it answers a conflict, leaves the other's directory
+// as it is, and nothing of the build is left.
+func TestBuildMadeMeanwhileIsAConflict(t *testing.T) {
+	ctx := context.Background()
+	s, root, b := smallStore(t)
+	other, err := Open(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	build, err := startBuild(root, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := build.run(ctx, parseForTest(t, b)); err != nil {
+		t.Fatal(err)
+	}
+	theirs := bytes.Replace(b, []byte(`"name":"Harbour GP"`), []byte(`"name":"Their GP"`), 1)
+	d, err := other.CreateDirectory(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Import(ctx, parseForTest(t, theirs)); err != nil {
+		t.Fatal(err)
+	}
+	err = build.finish(ctx)
+	build.discard()
+	if dirsvc.ErrorCode(err) != dirsvc.EConflict {
+		t.Errorf("a build whose directory was made meanwhile: %v, want a conflict", err)
+	}
+	if ents, err := os.ReadDir(dirsvc.DirsPath(root)); err != nil || len(ents) != 1 || ents[0].Name() != "small" {
+		t.Errorf("the dirs folder holds %v (%v), want the other's directory alone", ents, err)
+	}
+	mine, err := s.Directory(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := mine.Record(ctx, "svc_gp", dirsvc.Viewer{Audience: dirsvc.Public}); err != nil || !bytes.Contains(st.View.Body, []byte("Their GP")) {
+		t.Errorf("the directory after the build gave way: %v", err)
 	}
 }
 

@@ -310,10 +310,11 @@ func (w *writeTx) storeSearchDocsOf(services []string, docs [][]docRow) error {
 	return nil
 }
 
-// The words of the documents a write removes and adds wait in memory until it has made them all,
-// then go to each audience's full-text index in statements of many rows: the full-text index writes
-// what it holds in memory at every statement of the write, so a statement per document would make
-// it write, and then merge, as many small segments.
+// The words of the documents a write removes and adds wait until it has made them all (in memory,
+// or for a whole refresh in a temporary table: keepWords), then go to each audience's full-text
+// index in statements of many rows: the full-text index writes what it holds in memory at every
+// statement of the write, so a statement per document would make it write, and then merge, as many
+// small segments.
 
 // storedDoc is a stored search document's ID and audiences.
 type storedDoc struct{ id, audiences int64 }
@@ -375,7 +376,7 @@ func (w *writeTx) flushSearchWords() error {
 				t := d.text
 				args = append(args, d.id, t.name, t.specialties, t.organisation, t.place, t.practitioners, t.description)
 			}
-			q := "INSERT INTO " + table + " (rowid, name, specialties, organisation, place, practitioners, description) VALUES " +
+			q := "INSERT INTO " + table + " (rowid, " + wordColumns + ") VALUES " +
 				strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
 			if _, err := w.pub.ExecContext(w.ctx, q, args...); err != nil {
 				return fmt.Errorf("index the words of changed services: %w", err)

@@ -21,27 +21,31 @@ func Import(ctx context.Context, st dirsvc.DirectoryStore, r io.Reader) (string,
 		return "", dirsvc.ImportStats{}, err
 	}
 	parsed := dirsvc.Step{Name: "parse", Took: time.Since(start)}
-	slug := snap.Directory.Slug
-	w, err := st.Writer(ctx, slug)
+	stats, err := importSnapshot(ctx, st, snap)
+	stats.Steps = append([]dirsvc.Step{parsed}, stats.Steps...)
+	return snap.Directory.Slug, stats, err
+}
+
+// importSnapshot imports snap into its directory, creating the directory by its first import when
+// there is none.
+func importSnapshot(ctx context.Context, st dirsvc.DirectoryStore, snap *dirsvc.Snapshot) (dirsvc.ImportStats, error) {
+	w, err := st.Writer(ctx, snap.Directory.Slug)
 	if errors.Is(err, dirsvc.ErrNotFound) {
 		stats, err := st.ImportNew(ctx, snap)
-		stats.Steps = append([]dirsvc.Step{parsed}, stats.Steps...)
 		if dirsvc.ErrorCode(err) != dirsvc.EConflict {
-			return slug, stats, err
+			return stats, err
 		}
 		// Another process created the directory meanwhile: the file is imported into it.
 		var werr error
-		if w, werr = st.Writer(ctx, slug); errors.Is(werr, dirsvc.ErrNotFound) {
-			return slug, stats, err
+		if w, werr = st.Writer(ctx, snap.Directory.Slug); errors.Is(werr, dirsvc.ErrNotFound) {
+			return stats, err
 		} else if werr != nil {
-			return slug, dirsvc.ImportStats{}, werr
+			return dirsvc.ImportStats{}, werr
 		}
 	} else if err != nil {
-		return slug, dirsvc.ImportStats{}, err
+		return dirsvc.ImportStats{}, err
 	}
-	stats, err := w.Import(ctx, snap)
-	stats.Steps = append([]dirsvc.Step{parsed}, stats.Steps...)
-	return slug, stats, err
+	return w.Import(ctx, snap)
 }
 
 // ParseRecord reads one record in the import format (a single line's object, kind included) for the

@@ -217,6 +217,50 @@ func TestFailedImportLeavesTheDirectoryAndChangeLogUntouched(t *testing.T) {
 	}
 }
 
+// racingStore is a store on which another process creates each directory, by its own first
+// import, just before this one's first import of it.
+type racingStore struct {
+	*dirdb.Store
+	other *dirdb.Store
+	file  string // what the other process imports
+}
+
+func (s racingStore) ImportNew(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.ImportStats, error) {
+	if _, _, err := primary.Import(ctx, s.other, strings.NewReader(s.file)); err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	return s.Store.ImportNew(ctx, snap)
+}
+
+// TestFirstImportIntoADirectoryMadeMeanwhile: when another process creates the directory while a
+// first import is under way, the file is imported into that directory, and its content is the file's.
+func TestFirstImportIntoADirectoryMadeMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	var stores [2]*dirdb.Store
+	for i := range stores {
+		s, err := dirdb.Open(ctx, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	good := fixture(t)
+	st := racingStore{stores[0], stores[1], strings.ReplaceAll(good, "Harbour Health", "Harbour Health Elsewhere")}
+	if _, stats, err := primary.Import(ctx, st, strings.NewReader(good)); err != nil || stats.Updated == 0 {
+		t.Fatalf("a first import into a directory made meanwhile: %+v, %v", stats, err)
+	}
+	d, err := stores[0].Directory(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, err := d.Record(ctx, "org_harbour", dirsvc.Viewer{Audience: dirsvc.Public})
+	if err != nil || org.View == nil || !strings.Contains(string(org.View.Body), `"Harbour Health"`) {
+		t.Fatalf("the organisation after the import: %+v, %v", org, err)
+	}
+}
+
 func TestFailedFirstImportCreatesNoDirectory(t *testing.T) {
 	ctx := context.Background()
 	store, err := dirdb.Open(ctx, t.TempDir())
