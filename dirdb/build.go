@@ -25,8 +25,11 @@ import (
 // synced, the folder is moved into place, and the directory is registered. No process sees the
 // directory before, and an import that fails leaves nothing behind.
 //
-// A slug already registered is a conflict. Where the slug's folder holds files of no registered
-// directory (one whose drop was cut short), the directory is made there, as Create and Import do.
+// Where the slug's folder holds files of no registered directory (one whose drop was cut short), the
+// directory is made there, as Create and Import do. A directory that another process makes in the
+// meantime is imported into instead: when it is there before the build, snap is; when it appears
+// during the build, what the build stored (importBuilt). So no path needs snap after the build has
+// written the records, and the rest of the write has the memory they held.
 func (s *Store) ImportNew(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.ImportStats, error) {
 	if s.replica {
 		return dirsvc.ImportStats{}, errReplica
@@ -35,12 +38,10 @@ func (s *Store) ImportNew(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.Im
 	if !dirsvc.ValidSlug(slug) {
 		return dirsvc.ImportStats{}, dirsvc.InvalidParam("directory.slug", "%q is not a valid directory slug", slug)
 	}
-	var one int
-	err := s.platform.QueryRowContext(ctx, "SELECT 1 FROM directories WHERE slug = ?", slug).Scan(&one)
-	if err == nil {
-		return dirsvc.ImportStats{}, dirsvc.Errorf(dirsvc.EConflict, "directory %q exists", slug)
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return dirsvc.ImportStats{}, fmt.Errorf("look up directory %q: %w", slug, err)
+	if d, err := s.Directory(ctx, slug); err == nil {
+		return d.Import(ctx, snap)
+	} else if !errors.Is(err, dirsvc.ErrNotFound) {
+		return dirsvc.ImportStats{}, err
 	}
 	if ents, err := os.ReadDir(dirsvc.DirectoryFolder(s.root, slug)); err == nil && len(ents) > 0 {
 		return s.importInPlace(ctx, snap)
@@ -55,7 +56,9 @@ func (s *Store) ImportNew(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.Im
 		return stats, err
 	}
 	start := time.Now()
-	if err := b.finish(ctx); err != nil {
+	if err := b.finish(ctx); dirsvc.ErrorCode(err) == dirsvc.EConflict {
+		return s.importBuilt(ctx, b, err)
+	} else if err != nil {
 		return stats, err
 	}
 	stats.Steps = append(stats.Steps, dirsvc.Step{Name: "sync", Took: time.Since(start)})
@@ -65,6 +68,22 @@ func (s *Store) ImportNew(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.Im
 		return stats, err
 	}
 	return stats, nil
+}
+
+// importBuilt imports what build b stored into the directory another process made while b ran
+// (conflict, the error that says so, is the answer when that directory is not registered yet).
+func (s *Store) importBuilt(ctx context.Context, b *build, conflict error) (dirsvc.ImportStats, error) {
+	d, err := s.Directory(ctx, b.slug)
+	if errors.Is(err, dirsvc.ErrNotFound) {
+		return dirsvc.ImportStats{}, conflict
+	} else if err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	snap, err := b.snapshot(ctx)
+	if err != nil {
+		return dirsvc.ImportStats{}, err
+	}
+	return d.Import(ctx, snap)
 }
 
 // importInPlace is ImportNew where the slug's folder already holds files: the directory is
@@ -210,6 +229,25 @@ func toWAL(ctx context.Context, path string) error {
 		return fmt.Errorf("switch %s to WAL mode: it is in %s mode", filepath.Base(path), mode)
 	}
 	return db.Close()
+}
+
+// snapshot reads back the directory a finished build stored (build.finish closed its files).
+func (b *build) snapshot(ctx context.Context) (*dirsvc.Snapshot, error) {
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: b.path(dirsvc.OpsFile)}).EscapedPath())
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("read back directory %q: %w", b.slug, err)
+	}
+	defer tx.Rollback()
+	snap, err := loadSnapshot(ctx, tx)
+	if err != nil {
+		return nil, fmt.Errorf("read back directory %q: %w", b.slug, err)
+	}
+	return snap, nil
 }
 
 // closeFiles closes the build's connections, then the descriptors writeBack synced through.

@@ -153,7 +153,8 @@ func smallStore(t *testing.T) (s *Store, root string, small []byte) {
 }
 
 // TestImportNewThatFailsLeavesNothing: a first import that fails leaves neither a directory nor a
-// file behind, and the slug can be imported afterwards; a slug taken is a conflict.
+// file behind, and the slug can be imported afterwards; into a slug taken meanwhile, the file is
+// imported as into any directory.
 func TestImportNewThatFailsLeavesNothing(t *testing.T) {
 	ctx := context.Background()
 	s, root, b := smallStore(t)
@@ -171,8 +172,16 @@ func TestImportNewThatFailsLeavesNothing(t *testing.T) {
 	if _, err := s.ImportNew(ctx, parseForTest(t, b)); err != nil {
 		t.Fatalf("the import after the failed one: %v", err)
 	}
-	if _, err := s.ImportNew(ctx, parseForTest(t, b)); dirsvc.ErrorCode(err) != dirsvc.EConflict {
-		t.Errorf("a first import of a slug taken: %v, want a conflict", err)
+	again := parseForTest(t, bytes.Replace(b, []byte(`"name":"Harbour GP"`), []byte(`"name":"Harbour GP Again"`), 1))
+	if stats, err := s.ImportNew(ctx, again); err != nil || stats.Created != 0 || stats.Updated == 0 {
+		t.Errorf("a first import of a slug taken meanwhile: %+v, %v; want the records updated", stats, err)
+	}
+	d, err := s.Directory(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := d.Record(ctx, "svc_gp", dirsvc.Viewer{Audience: dirsvc.Public}); err != nil || !bytes.Contains(st.View.Body, []byte("Harbour GP Again")) {
+		t.Errorf("the directory after the second import: %v", err)
 	}
 }
 
@@ -216,6 +225,70 @@ func TestBuildMadeMeanwhileIsAConflict(t *testing.T) {
 	}
 	if st, err := mine.Record(ctx, "svc_gp", dirsvc.Viewer{Audience: dirsvc.Public}); err != nil || !bytes.Contains(st.View.Body, []byte("Their GP")) {
 		t.Errorf("the directory after the build gave way: %v", err)
+	}
+}
+
+// TestBuildGivesWayToADirectoryMadeMeanwhile: a first import whose directory another process made
+// while it was being built imports what it built into that directory, and leaves nothing of the
+// build behind.
+func TestBuildGivesWayToADirectoryMadeMeanwhile(t *testing.T) {
+	defer func(c func() time.Time) { writeClock = c }(writeClock)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	writeClock = func() time.Time { return at }
+	ctx := context.Background()
+	s, root, b := smallStore(t)
+	other, err := Open(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	build, err := startBuild(root, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer build.discard()
+	if _, err := build.run(ctx, parseForTest(t, b)); err != nil {
+		t.Fatal(err)
+	}
+	theirs := bytes.Replace(b, []byte(`"name":"Harbour GP"`), []byte(`"name":"Their GP"`), 1)
+	d, err := other.CreateDirectory(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Import(ctx, parseForTest(t, theirs)); err != nil {
+		t.Fatal(err)
+	}
+	conflict := build.finish(ctx)
+	if dirsvc.ErrorCode(conflict) != dirsvc.EConflict {
+		t.Fatalf("a build whose directory was made meanwhile: %v, want a conflict", conflict)
+	}
+	stats, err := s.importBuilt(ctx, build, conflict)
+	if err != nil || stats.Updated == 0 {
+		t.Fatalf("the build imported into the directory made meanwhile: %+v, %v", stats, err)
+	}
+	build.discard()
+	if ents, err := os.ReadDir(dirsvc.DirsPath(root)); err != nil || len(ents) != 1 || ents[0].Name() != "small" {
+		t.Errorf("the dirs folder holds %v (%v), want the directory alone", ents, err)
+	}
+	mine, err := other.Directory(ctx, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := mine.Record(ctx, "svc_gp", dirsvc.Viewer{Audience: dirsvc.Public}); err != nil || !bytes.Contains(st.View.Body, []byte("Harbour GP")) {
+		t.Errorf("the directory after the build's import: %v", err)
+	}
+	// What the build stored reads back as the file it was built from.
+	fresh, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := fresh.ImportNew(ctx, parseForTest(t, b)); err != nil {
+		t.Fatal(err)
+	}
+	want := fingerprint(t, filepath.Join(fresh.Root(), "dirs", "small", "ops.db"))
+	if got := fingerprint(t, filepath.Join(root, "dirs", "small", "ops.db")); got != want {
+		t.Errorf("the canonical records after the build gave way:\n%s\nwant those of an import of the file:\n%s", got, want)
 	}
 }
 

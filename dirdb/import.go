@@ -114,6 +114,12 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 		}
 		defer func() {
 			if err == nil {
+				// The indexes are built on one core: the search documents are made on the other,
+				// from the views as they stand now. No write changes a view after importSnapshot
+				// (Import, ApplyMirror and Republish end with it).
+				if err = w.searchAhead(); err != nil {
+					return
+				}
 				start := time.Now()
 				err = rebuild() // err is the write's result: rebuild only after a write that worked
 				w.step("indexes", start, len(w.stats.Steps))

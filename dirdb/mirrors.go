@@ -194,6 +194,10 @@ func (s *Store) ApplyMirror(ctx context.Context, slug string, b dirsvc.MirrorBat
 // for each, the bulk path once for all.
 func (d *Directory) ApplyMirror(ctx context.Context, b dirsvc.MirrorBatch) (dirsvc.MirrorStats, error) {
 	var st dirsvc.MirrorStats
+	// The write lets go of the batch's records once it has laid them over the directory: a bulk
+	// batch's later steps have the memory they held.
+	ops := b.Ops
+	b.Ops = nil
 	_, err := d.write(ctx, func(w *writeTx) error {
 		st = dirsvc.MirrorStats{}
 		var gen int64
@@ -226,7 +230,7 @@ func (d *Directory) ApplyMirror(ctx context.Context, b dirsvc.MirrorBatch) (dirs
 		}
 		var roots []string
 		fresh := map[string]bool{}
-		for _, op := range b.Ops {
+		for _, op := range ops {
 			id := op.PublicID
 			if op.Record != nil {
 				id = op.Record.Base().PublicID
@@ -256,6 +260,7 @@ ON CONFLICT (public_id) DO UPDATE SET generation = excluded.generation`, id, b.M
 			roots = append(roots, id)
 			st.Written++
 		}
+		ops = nil
 		if snap != nil {
 			err = w.importSnapshot(snap, nil)
 		} else {

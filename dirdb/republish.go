@@ -76,10 +76,13 @@ func (s *Store) Release(slug string) {
 
 // loadSnapshot reads the directory as last written: its description, taxonomy, collections and the
 // canonical form of every record.
-func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {
+func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) { return loadSnapshot(w.ctx, w.ops) }
+
+// loadSnapshot reads a directory from a transaction of its operations file (loadSnapshot above).
+func loadSnapshot(ctx context.Context, ops *sql.Tx) (*dirsvc.Snapshot, error) {
 	snap := &dirsvc.Snapshot{}
 	var dirDoc, taxDoc []byte
-	err := w.ops.QueryRowContext(w.ctx, "SELECT directory, taxonomy FROM source_directory WHERE id = 1").Scan(&dirDoc, &taxDoc)
+	err := ops.QueryRowContext(ctx, "SELECT directory, taxonomy FROM source_directory WHERE id = 1").Scan(&dirDoc, &taxDoc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, dirsvc.ErrNotFound
 	} else if err != nil {
@@ -94,7 +97,7 @@ func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {
 	// In the order they were imported (putDirectory writes them in order into an emptied table): the
 	// directory's order is the order collections are shown in, and the snapshot must hash as the
 	// import did.
-	if err := w.eachRow(w.ops, "SELECT doc FROM source_collections ORDER BY rowid", nil, func(rows scanner) error {
+	if err := eachRow(ctx, ops, "SELECT doc FROM source_collections ORDER BY rowid", nil, func(rows scanner) error {
 		var doc []byte
 		var c dirsvc.Collection
 		if err := rows.Scan(&doc); err != nil {
@@ -108,7 +111,7 @@ func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {
 	}); err != nil {
 		return nil, err
 	}
-	err = w.eachRow(w.ops, "SELECT kind, doc FROM source_records ORDER BY public_id", nil, func(rows scanner) error {
+	err = eachRow(ctx, ops, "SELECT kind, doc FROM source_records ORDER BY public_id", nil, func(rows scanner) error {
 		var kind string
 		var doc []byte
 		if err := rows.Scan(&kind, &doc); err != nil {
@@ -126,7 +129,12 @@ func (w *writeTx) loadSnapshot() (*dirsvc.Snapshot, error) {
 
 // eachRow runs a query in tx and calls fn on each row.
 func (w *writeTx) eachRow(tx *sql.Tx, query string, args []any, fn func(scanner) error) error {
-	rows, err := tx.QueryContext(w.ctx, query, args...)
+	return eachRow(w.ctx, tx, query, args, fn)
+}
+
+// eachRow is writeTx.eachRow, in any transaction.
+func eachRow(ctx context.Context, tx *sql.Tx, query string, args []any, fn func(scanner) error) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("read rows: %w", err)
 	}

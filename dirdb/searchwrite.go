@@ -1,6 +1,7 @@
 package dirdb
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -40,15 +41,25 @@ func (w *writeTx) touchedSearch(kind dirsvc.Kind, id string, before, after [4]st
 	}
 }
 
+// wholeSearch reports whether the write's search step makes every service's documents anew: its
+// changes touch many records, or the file's documents were never made.
+func (w *writeTx) wholeSearch() (bool, error) {
+	var filled int
+	if err := w.pub.QueryRowContext(w.ctx, "SELECT search_filled FROM projection WHERE id = 1").Scan(&filled); err != nil {
+		return false, fmt.Errorf("read the search documents' state: %w", err)
+	}
+	return filled == 0 || w.searchAll, nil
+}
+
 // refreshSearch makes anew the search documents of the services the write's changes bear on, or of
 // every service when they are many or the file's documents were never made.
 func (w *writeTx) refreshSearch() error {
-	var filled int
-	if err := w.pub.QueryRowContext(w.ctx, "SELECT search_filled FROM projection WHERE id = 1").Scan(&filled); err != nil {
-		return fmt.Errorf("read the search documents' state: %w", err)
+	whole, err := w.wholeSearch()
+	if err != nil {
+		return err
 	}
 	defer func() { w.searching, w.searchAll = nil, false }()
-	if filled == 0 || w.searchAll {
+	if whole {
 		if err := w.allSearchDocs(); err != nil {
 			return err
 		}
@@ -454,7 +465,9 @@ func (w *writeTx) ftsHashSize(table string, size int) error {
 }
 
 // allSearchDocs makes every service's search documents anew, from one read of the views of every
-// site, role and service.
+// site, role and service: those searchAhead made, or else made now, a batch of services at a time on
+// every CPU (decoding views and encoding documents is most of the work), each batch stored while the
+// next is made.
 func (w *writeTx) allSearchDocs() error {
 	clear := []string{"DELETE FROM search_docs", "DELETE FROM search_gone"}
 	for _, a := range dirsvc.ServedAudiences {
@@ -466,76 +479,34 @@ func (w *writeTx) allSearchDocs() error {
 			return fmt.Errorf("clear the search documents: %w", err)
 		}
 	}
-	// The views of every site and role, read in order and decoded on every CPU.
-	type keyedView struct {
-		key  string // the site's ID; the role's service
-		view storedView
+	if a := w.ahead; a != nil {
+		w.ahead = nil
+		<-a.done
+		if a.err != nil {
+			return fmt.Errorf("make the search documents: %w", a.err)
+		}
+		for i, b := range a.batches {
+			if err := w.storeDocBatch(b, a.docs[i]); err != nil {
+				return err
+			}
+			a.docs[i] = nil
+		}
+		return nil
 	}
-	var siteRows, roleRows []keyedView
-	loc := kindRange("public_id", dirsvc.KindLocation)
-	err := w.eachRow(w.pub, "SELECT public_id, audiences, body FROM projections WHERE "+loc.sql, loc.args, func(s scanner) error {
-		var r keyedView
-		err := s.Scan(&r.key, &r.view.audiences, &r.view.body)
-		siteRows = append(siteRows, r)
+	sites, roles, err := w.sitesAndRoles()
+	if err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("read the sites: %w", err)
 	}
-	err = w.eachRow(w.pub, `
-SELECT r.service_id, p.audiences, p.body FROM records r JOIN projections p ON p.public_id = r.public_id
-WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, func(s scanner) error {
-		var r keyedView
-		err := s.Scan(&r.key, &r.view.audiences, &r.view.body)
-		roleRows = append(roleRows, r)
+	workers := runtime.GOMAXPROCS(0)
+	c, err := newDocContext(sites, roles, workers)
+	if err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("read the roles: %w", err)
-	}
-	siteViews, err := decodeAll(siteRows, func(r keyedView) (map[int64]*dirsvc.LocationView, error) {
-		return viewsByBit[dirsvc.LocationView]([]storedView{r.view})
-	})
-	if err != nil {
-		return fmt.Errorf("read the sites: %w", err)
-	}
-	roleViews, err := decodeAll(roleRows, func(r keyedView) (map[int64]*dirsvc.RoleView, error) {
-		return viewsByBit[dirsvc.RoleView]([]storedView{r.view})
-	})
-	if err != nil {
-		return fmt.Errorf("read the roles: %w", err)
-	}
-	sites := map[string]map[int64]*dirsvc.LocationView{}
-	for i, r := range siteRows {
-		if sites[r.key] == nil {
-			sites[r.key] = map[int64]*dirsvc.LocationView{}
-		}
-		for bit, l := range siteViews[i] {
-			sites[r.key][bit] = l
-		}
-	}
-	roles := map[string]map[int64][]*dirsvc.RoleView{}
-	for i, r := range roleRows { // in the roles' order, as a service's own refresh reads them
-		if roles[r.key] == nil {
-			roles[r.key] = map[int64][]*dirsvc.RoleView{}
-		}
-		for bit, v := range roleViews[i] {
-			roles[r.key][bit] = append(roles[r.key][bit], v)
-		}
-	}
-	// The services' views, in public-ID order: each service's rows come together. Their documents
-	// are made a batch at a time on every CPU (decoding views and encoding documents is most of the
-	// work), and stored in order: a batch's are stored while the next one's are made.
-	type service struct {
-		id   string
-		rows []storedView
 	}
 	type made struct {
-		batch []service
+		batch []serviceViews
 		docs  [][]docRow
 		err   error
 	}
-	var batch []service
 	var making chan made // the batch whose documents are being made, if any
 	store := func() error {
 		if making == nil {
@@ -546,52 +517,18 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 		if m.err != nil {
 			return m.err
 		}
-		ids := make([]string, len(m.batch))
-		for i, b := range m.batch {
-			ids[i] = b.id
-		}
-		if err := w.storeSearchDocsOf(ids, m.docs); err != nil {
-			return err
-		}
-		return w.keepWords()
+		return w.storeDocBatch(m.batch, m.docs)
 	}
-	flush := func() error {
+	err = w.eachServiceBatch(func(b []serviceViews) error {
 		if err := store(); err != nil {
 			return err
 		}
-		b := batch
-		batch = nil
 		ch := make(chan made, 1) // never blocks: a failed write need not wait for it
 		making = ch
 		go func() {
-			docs, err := decodeAll(b, func(b service) ([]docRow, error) {
-				sv, err := viewsByBit[dirsvc.ServiceView](b.rows)
-				if err != nil || len(sv) == 0 {
-					return nil, err
-				}
-				return serviceDocs(sv, sites[siteOfViews(sv)], roles[b.id])
-			})
+			docs, err := c.docsOf(b, workers)
 			ch <- made{b, docs, err}
 		}()
-		return nil
-	}
-	svc := kindRange("public_id", dirsvc.KindService)
-	err = w.eachRow(w.pub, "SELECT public_id, audiences, body FROM projections WHERE "+svc.sql+" ORDER BY public_id", svc.args, func(s scanner) error {
-		var id string
-		var v storedView
-		if err := s.Scan(&id, &v.audiences, &v.body); err != nil {
-			return err
-		}
-		if n := len(batch); n == 0 || batch[n-1].id != id {
-			if n >= docsPerBatch {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-			batch = append(batch, service{id: id})
-		}
-		last := &batch[len(batch)-1]
-		last.rows = append(last.rows, v)
 		return nil
 	})
 	if err != nil {
@@ -600,10 +537,194 @@ WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, f
 		}
 		return fmt.Errorf("make the search documents: %w", err)
 	}
-	if err := flush(); err != nil {
+	return store()
+}
+
+// searchAhead begins making every service's search documents, when the write's search step is to
+// make them all anew, from the views the write has stored so far. It reads the views now and makes
+// the documents on a goroutine, beside the steps that come before the search step (the indexes of a
+// bulk write, the narrowing keys, the feed), which write on one core and change nothing a document is
+// made of: they may give a view another head (feedwrite.go's moveViews), and a document holds none
+// of its head. The goroutine leaves a core to the writer.
+func (w *writeTx) searchAhead() error {
+	if whole, err := w.wholeSearch(); err != nil || !whole {
 		return err
 	}
-	return store()
+	sites, roles, err := w.sitesAndRoles()
+	if err != nil {
+		return err
+	}
+	a := &docsAhead{done: make(chan struct{})}
+	if err := w.eachServiceBatch(func(b []serviceViews) error { a.batches = append(a.batches, b); return nil }); err != nil {
+		return fmt.Errorf("make the search documents: %w", err)
+	}
+	a.docs = make([][][]docRow, len(a.batches))
+	workers := max(1, runtime.GOMAXPROCS(0)-1)
+	go func() {
+		defer close(a.done)
+		c, err := newDocContext(sites, roles, workers)
+		sites, roles = nil, nil // decoded: their bodies are no longer needed
+		for i, b := range a.batches {
+			if err != nil {
+				break
+			}
+			if a.stop.Load() {
+				err = errors.New("the write ended")
+				break
+			}
+			a.docs[i], err = c.docsOf(b, workers)
+			for j := range b {
+				b[j].rows = nil // only the IDs are stored from here on
+			}
+		}
+		a.err = err
+	}()
+	w.ahead = a
+	return nil
+}
+
+// docsAhead are the search documents searchAhead makes: docs[i] those of the services of batches[i],
+// once done is closed (err set if they could not all be made). Setting stop ends the making early.
+type docsAhead struct {
+	batches [][]serviceViews
+	docs    [][][]docRow
+	err     error
+	done    chan struct{}
+	stop    atomic.Bool
+}
+
+// keyedView is a stored view under the key a whole refresh finds it by: a site's ID; a role's service.
+type keyedView struct {
+	key  string
+	view storedView
+}
+
+// serviceViews are the stored views of a service.
+type serviceViews struct {
+	id   string
+	rows []storedView
+}
+
+// sitesAndRoles reads the views of every site and of every role of a service, in public-ID order.
+func (w *writeTx) sitesAndRoles() (sites, roles []keyedView, err error) {
+	loc := kindRange("public_id", dirsvc.KindLocation)
+	err = w.eachRow(w.pub, "SELECT public_id, audiences, body FROM projections WHERE "+loc.sql, loc.args, func(s scanner) error {
+		var r keyedView
+		err := s.Scan(&r.key, &r.view.audiences, &r.view.body)
+		sites = append(sites, r)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the sites: %w", err)
+	}
+	err = w.eachRow(w.pub, `
+SELECT r.service_id, p.audiences, p.body FROM records r JOIN projections p ON p.public_id = r.public_id
+WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, func(s scanner) error {
+		var r keyedView
+		err := s.Scan(&r.key, &r.view.audiences, &r.view.body)
+		roles = append(roles, r)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the roles: %w", err)
+	}
+	return sites, roles, nil
+}
+
+// eachServiceBatch reads the views of every service, in public-ID order (each service's rows come
+// together), and hands them to fn docsPerBatch services at a time.
+func (w *writeTx) eachServiceBatch(fn func([]serviceViews) error) error {
+	var batch []serviceViews
+	svc := kindRange("public_id", dirsvc.KindService)
+	err := w.eachRow(w.pub, "SELECT public_id, audiences, body FROM projections WHERE "+svc.sql+" ORDER BY public_id", svc.args, func(s scanner) error {
+		var id string
+		var v storedView
+		if err := s.Scan(&id, &v.audiences, &v.body); err != nil {
+			return err
+		}
+		if n := len(batch); n == 0 || batch[n-1].id != id {
+			if n >= docsPerBatch {
+				if err := fn(batch); err != nil {
+					return err
+				}
+				batch = nil
+			}
+			batch = append(batch, serviceViews{id: id})
+		}
+		last := &batch[len(batch)-1]
+		last.rows = append(last.rows, v)
+		return nil
+	})
+	if err == nil && len(batch) > 0 {
+		err = fn(batch)
+	}
+	return err
+}
+
+// docContext is what a whole refresh makes every service's documents with besides the service's own
+// views: each audience's views of every site, and of every service's roles.
+type docContext struct {
+	sites map[string]map[int64]*dirsvc.LocationView
+	roles map[string]map[int64][]*dirsvc.RoleView
+}
+
+// newDocContext decodes the views sitesAndRoles read, on workers goroutines.
+func newDocContext(siteRows, roleRows []keyedView, workers int) (*docContext, error) {
+	siteViews, err := decodeOn(workers, siteRows, func(r keyedView) (map[int64]*dirsvc.LocationView, error) {
+		return viewsByBit[dirsvc.LocationView]([]storedView{r.view})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the sites: %w", err)
+	}
+	roleViews, err := decodeOn(workers, roleRows, func(r keyedView) (map[int64]*dirsvc.RoleView, error) {
+		return viewsByBit[dirsvc.RoleView]([]storedView{r.view})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the roles: %w", err)
+	}
+	c := &docContext{sites: map[string]map[int64]*dirsvc.LocationView{}, roles: map[string]map[int64][]*dirsvc.RoleView{}}
+	for i, r := range siteRows {
+		if c.sites[r.key] == nil {
+			c.sites[r.key] = map[int64]*dirsvc.LocationView{}
+		}
+		for bit, l := range siteViews[i] {
+			c.sites[r.key][bit] = l
+		}
+	}
+	for i, r := range roleRows { // in the roles' order, as a service's own refresh reads them
+		if c.roles[r.key] == nil {
+			c.roles[r.key] = map[int64][]*dirsvc.RoleView{}
+		}
+		for bit, v := range roleViews[i] {
+			c.roles[r.key][bit] = append(c.roles[r.key][bit], v)
+		}
+	}
+	return c, nil
+}
+
+// docsOf makes the documents of a batch of services, on workers goroutines: docs[i] those of
+// batch[i] (none for a service no audience sees).
+func (c *docContext) docsOf(batch []serviceViews, workers int) ([][]docRow, error) {
+	return decodeOn(workers, batch, func(b serviceViews) ([]docRow, error) {
+		sv, err := viewsByBit[dirsvc.ServiceView](b.rows)
+		if err != nil || len(sv) == 0 {
+			return nil, err
+		}
+		return serviceDocs(sv, c.sites[siteOfViews(sv)], c.roles[b.id])
+	})
+}
+
+// storeDocBatch stores the documents of a batch of services (docs[i] those of batch[i]) and keeps
+// their words for the full-text indexes (keepWords).
+func (w *writeTx) storeDocBatch(batch []serviceViews, docs [][]docRow) error {
+	ids := make([]string, len(batch))
+	for i, b := range batch {
+		ids[i] = b.id
+	}
+	if err := w.storeSearchDocsOf(ids, docs); err != nil {
+		return err
+	}
+	return w.keepWords()
 }
 
 // docsPerBatch is how many services' documents a whole refresh makes at a time.
@@ -612,11 +733,16 @@ const docsPerBatch = 2048
 // decodeAll applies decode to every item on every CPU, and returns the results in the items' order;
 // the first error (in that order) if any.
 func decodeAll[T, R any](items []T, decode func(T) (R, error)) ([]R, error) {
+	return decodeOn(runtime.GOMAXPROCS(0), items, decode)
+}
+
+// decodeOn is decodeAll on workers goroutines.
+func decodeOn[T, R any](workers int, items []T, decode func(T) (R, error)) ([]R, error) {
 	out := make([]R, len(items))
 	errs := make([]error, len(items))
 	var wg sync.WaitGroup
 	var next atomic.Int64
-	for range runtime.GOMAXPROCS(0) {
+	for range workers {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
 				out[i], errs[i] = decode(items[i])

@@ -50,6 +50,9 @@ type writeTx struct {
 	// after all its steps (deferIndexes).
 	fresh       bool
 	lateIndexes func() error
+	// ahead, if set, are the search documents being made beside the steps before the search step
+	// (searchAhead).
+	ahead *docsAhead
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -150,6 +153,11 @@ func writeFiles(ctx context.Context, pub, ops *sql.DB, fn func(w *writeTx) error
 	}
 	defer pubTx.Rollback()
 	w := &writeTx{ctx: ctx, pub: pubTx, ops: opsTx, now: writeClock(), stmts: map[*sql.Tx]map[string]*sql.Stmt{}, published: newPublishedRows()}
+	defer func() {
+		if w.ahead != nil {
+			w.ahead.stop.Store(true) // the write ended before its search step
+		}
+	}()
 	start := time.Now()
 	if err := fn(w); err != nil {
 		return dirsvc.ImportStats{}, err

@@ -21,27 +21,20 @@ func Import(ctx context.Context, st dirsvc.DirectoryStore, r io.Reader) (string,
 		return "", dirsvc.ImportStats{}, err
 	}
 	parsed := dirsvc.Step{Name: "parse", Took: time.Since(start)}
+	slug := snap.Directory.Slug
+	// Nothing here holds snap after it is handed on: the store may let go of the records once it has
+	// written them.
 	stats, err := importSnapshot(ctx, st, snap)
 	stats.Steps = append([]dirsvc.Step{parsed}, stats.Steps...)
-	return snap.Directory.Slug, stats, err
+	return slug, stats, err
 }
 
 // importSnapshot imports snap into its directory, creating the directory by its first import when
-// there is none.
+// there is none (ImportNew, which also imports into a directory another process makes meanwhile).
 func importSnapshot(ctx context.Context, st dirsvc.DirectoryStore, snap *dirsvc.Snapshot) (dirsvc.ImportStats, error) {
 	w, err := st.Writer(ctx, snap.Directory.Slug)
 	if errors.Is(err, dirsvc.ErrNotFound) {
-		stats, err := st.ImportNew(ctx, snap)
-		if dirsvc.ErrorCode(err) != dirsvc.EConflict {
-			return stats, err
-		}
-		// Another process created the directory meanwhile: the file is imported into it.
-		var werr error
-		if w, werr = st.Writer(ctx, snap.Directory.Slug); errors.Is(werr, dirsvc.ErrNotFound) {
-			return stats, err
-		} else if werr != nil {
-			return dirsvc.ImportStats{}, werr
-		}
+		return st.ImportNew(ctx, snap)
 	} else if err != nil {
 		return dirsvc.ImportStats{}, err
 	}
