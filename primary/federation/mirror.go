@@ -411,7 +411,11 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 		if end == len(ops) {
 			cursor = f.next
 		}
-		ms, err := h.cfg.Store.ApplyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: name, Ops: ops[start:end],
+		batch := ops[start:end]
+		if part >= bulkWrite {
+			ops = nil // the store lets go of a bulk batch's records once it has written them: so does this
+		}
+		ms, err := h.cfg.Store.ApplyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: name, Ops: batch,
 			Bulk: part >= bulkWrite, Cursor: cursor, Tier: f.tier.String(), FullHarvest: m.FullHarvest})
 		if err != nil {
 			return false, st, err
