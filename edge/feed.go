@@ -181,6 +181,13 @@ func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request) {
 	}
 	body := appendFeedPage(make([]byte, 0, size), page)
 	h := w.Header()
+	if page.HasMore {
+		// The next page, named before the body (RFC 8288): a harvester may ask for it while it
+		// reads this one.
+		next := r.URL.Query()
+		next.Set("since", page.NextCursor)
+		h.Add("Link", "<"+r.URL.EscapedPath()+"?"+next.Encode()+`>; rel="next"`)
+	}
 	if tokenFrom(r.Context()) == nil {
 		h.Set("Cache-Control", "no-store") // a page grows as events are logged; clients' answers are private already
 	}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -459,5 +460,73 @@ func TestFeedAnswers(t *testing.T) {
 	}
 	if _, p := page(partner, "?limit=1"); len(p.Items) != 1 || p.Items[0].Cursor == first.Items[0].Cursor {
 		t.Errorf("from the oldest event kept: %+v", p.Items)
+	}
+}
+
+// TestFeedPagesNameTheNextInALinkHeader: a page with more after it names the next in its Link
+// header (rel="next"): the same request with since set to the page's nextCursor, the other
+// parameters kept; following the links reads the same items as following nextCursor; the last page
+// names none.
+func TestFeedPagesNameTheNextInALinkHeader(t *testing.T) {
+	s, _ := feedServer(t)
+	partner := token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "feed:read"})
+	next := regexp.MustCompile(`^<([^>]*)>; rel="next"$`)
+	path, pages := "/v1/d/demo/changes?types=service,location&limit=40&expand=entity", 0
+	var byLink []string
+	for path != "" {
+		r := s.getAs(t, partner, path)
+		if r.status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, r.status, r.body)
+		}
+		var p feedPage
+		if err := json.Unmarshal(r.body, &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range p.Items {
+			byLink = append(byLink, it.Cursor)
+		}
+		link := r.header.Values("Link")
+		pages++
+		if !p.HasMore {
+			if len(link) != 0 {
+				t.Errorf("the last page (page %d) names a next page: %q", pages, link)
+			}
+			break
+		}
+		m := []string(nil)
+		if len(link) == 1 {
+			m = next.FindStringSubmatch(link[0])
+		}
+		if m == nil {
+			t.Fatalf("page %d, with more after it, has the Link header %q", pages, link)
+		}
+		u, err := url.Parse(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		if u.Path != "/v1/d/demo/changes" || q.Get("since") != p.NextCursor || q.Get("types") != "service,location" ||
+			q.Get("limit") != "40" || q.Get("expand") != "entity" || len(q) != 4 {
+			t.Fatalf("page %d names %s as the next, want since=%s and the request's other parameters", pages, m[1], p.NextCursor)
+		}
+		path = m[1]
+	}
+	var byCursor []string
+	for query := ""; ; {
+		r := s.getAs(t, partner, "/v1/d/demo/changes?types=service,location&limit=40&expand=entity"+query)
+		var p feedPage
+		if err := json.Unmarshal(r.body, &p); err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range p.Items {
+			byCursor = append(byCursor, it.Cursor)
+		}
+		if !p.HasMore {
+			break
+		}
+		query = "&since=" + url.QueryEscape(p.NextCursor)
+	}
+	if len(byLink) < 100 || !slices.Equal(byLink, byCursor) {
+		t.Errorf("following the links read %d items, following nextCursor %d; want the same (and more than 100)", len(byLink), len(byCursor))
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -235,19 +236,96 @@ type feedItem struct {
 	Entity           json.RawMessage `json:"entity"`
 }
 
-// run is the harvest of one mirror by one goroutine: while a page is written, the next is already
-// being read from the upstream and made into records (the two sides' work overlaps).
+// run is the harvest of one mirror by one goroutine: while a page is made into records and written,
+// the pages after it are already being read from the upstream (the two sides' work overlaps).
 type run struct {
-	h           *Harvester
-	slug, name  string
-	ahead       chan fetched
-	aheadCursor string
+	h          *Harvester
+	slug, name string
+	// reading is the read of the page the harvest takes next, begun ahead (readAhead), if any;
+	// stopReads ends it and the reads after it.
+	reading   *pageRead
+	slots     chan struct{} // a place for each page read and not yet taken (pagesAhead)
+	stopReads context.CancelFunc
 	// During a full harvest, pages are gathered (pending, read up to pendingCursor) and written
 	// together in bulk once bulkHarvest changes are waiting or the feed has no more.
 	pending       []dirsvc.MirrorOp
 	pendingCursor string
-	// harvest names the mirror and full harvest that ahead and pending belong to.
+	// harvest names the mirror and full harvest that reading and pending belong to.
 	harvest string
+}
+
+// pagesAhead bounds the pages read ahead of the one the harvest is making into records: each is up
+// to a few megabytes in memory.
+const pagesAhead = 2
+
+// pageRead is the read of the page of an upstream's feed after cursor. next (sent before page) is
+// the read of the page after it, begun as soon as the upstream named that page: by the Link header
+// (rel="next") this API sends before a page's body, else by the page's nextCursor. It is nil when
+// none was begun (the feed had no more, or the read failed).
+type pageRead struct {
+	cursor string
+	next   chan *pageRead // buffered: sent once
+	page   chan fetched   // buffered: sent once
+}
+
+// readAhead begins the read of the page after cursor, and the reads after it as the upstream names
+// them, each once it has a place among the pagesAhead that slots holds; ctx ends them.
+func (h *Harvester) readAhead(ctx context.Context, m *dirsvc.Mirror, cursor string, slots chan struct{}) *pageRead {
+	p := &pageRead{cursor: cursor, next: make(chan *pageRead, 1), page: make(chan fetched, 1)}
+	go func() {
+		var next *pageRead
+		begin := func(after string) {
+			next = h.readAhead(ctx, m, after, slots)
+			p.next <- next
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			p.next <- nil
+			p.page <- fetched{err: ctx.Err()}
+			return
+		}
+		f := h.fetch(ctx, m, cursor, begin)
+		if next == nil {
+			if f.err == nil && f.hasMore {
+				begin(f.next) // an upstream that sends no Link header
+			} else {
+				p.next <- nil
+			}
+		}
+		p.page <- f
+	}()
+	return p
+}
+
+// read returns the page of the mirror's upstream feed after cursor: read ahead, or else read now
+// (and the pages after it then read ahead).
+func (r *run) read(ctx context.Context, m *dirsvc.Mirror, cursor string) fetched {
+	if r.reading == nil || r.reading.cursor != cursor {
+		r.stopReading()
+		rctx, cancel := context.WithCancel(ctx)
+		r.stopReads, r.slots = cancel, make(chan struct{}, pagesAhead)
+		r.reading = r.h.readAhead(rctx, m, cursor, r.slots)
+	}
+	p := r.reading
+	r.reading = <-p.next
+	f := <-p.page
+	select {
+	case <-r.slots: // the page is taken: its place is for one further on
+	default: // it never had one (its read was ended first)
+	}
+	if r.reading == nil {
+		r.stopReading()
+	}
+	return f
+}
+
+// stopReading ends the reads begun ahead.
+func (r *run) stopReading() {
+	if r.stopReads != nil {
+		r.stopReads()
+	}
+	r.reading, r.slots, r.stopReads = nil, nil, nil
 }
 
 // bulkHarvest is how many changes of a full harvest are gathered for one bulk write.
@@ -267,8 +345,9 @@ type fetched struct {
 	err     error
 }
 
-// fetch reads the page of the mirror's upstream feed after cursor.
-func (h *Harvester) fetch(ctx context.Context, m *dirsvc.Mirror, cursor string) (f fetched) {
+// fetch reads the page of the mirror's upstream feed after cursor. Where the answer's Link header
+// names the next page, fetch calls next with its cursor before it reads the body.
+func (h *Harvester) fetch(ctx context.Context, m *dirsvc.Mirror, cursor string, next func(cursor string)) (f fetched) {
 	q := url.Values{"expand": {"entity"}, "limit": {strconv.Itoa(h.cfg.PageSize)}}
 	if cursor != "" {
 		q.Set("since", cursor)
@@ -289,6 +368,9 @@ func (h *Harvester) fetch(ctx context.Context, m *dirsvc.Mirror, cursor string) 
 	if f.aud, err = publishedTo(m.Audiences, f.tier); err != nil {
 		return fetched{err: err}
 	}
+	if c := nextFromLink(resp.Header); c != "" {
+		next(c)
+	}
 	var page feedPage
 	if err := jsonv2.UnmarshalRead(resp.Body, &page); err != nil {
 		return fetched{err: fmt.Errorf("read the upstream feed: %w", err)}
@@ -298,6 +380,29 @@ func (h *Harvester) fetch(ctx context.Context, m *dirsvc.Mirror, cursor string) 
 	}
 	f.items, f.next, f.hasMore = page.Items, page.NextCursor, page.HasMore
 	return f
+}
+
+// nextFromLink returns the since cursor of the link of rel "next" in Link headers (RFC 8288), if
+// any.
+func nextFromLink(h http.Header) string {
+	for _, v := range h.Values("Link") {
+		for _, link := range strings.Split(v, ",") {
+			target, params, ok := strings.Cut(strings.TrimSpace(link), ";")
+			if !ok || !strings.HasPrefix(target, "<") || !strings.HasSuffix(target, ">") {
+				continue
+			}
+			for _, p := range strings.Split(params, ";") {
+				name, value, _ := strings.Cut(strings.TrimSpace(p), "=")
+				if !strings.EqualFold(name, "rel") || !slices.Contains(strings.Fields(strings.ToLower(strings.Trim(value, `"`))), "next") {
+					continue
+				}
+				if u, err := url.Parse(target[1 : len(target)-1]); err == nil {
+					return u.Query().Get("since")
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // makeOps makes the items of a page read from the mirror's upstream into what to write, on every
@@ -356,20 +461,16 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 	}
 	if harvest := fmt.Sprint(m.CreatedAt.UnixNano(), " ", m.Generation); harvest != r.harvest {
 		// Another mirror of the name, or another full harvest: nothing read for the last one counts.
-		r.harvest, r.ahead, r.pending = harvest, nil, nil
+		r.stopReading()
+		r.harvest, r.pending = harvest, nil
 	}
 	cursor := m.Cursor
 	if len(r.pending) > 0 {
 		cursor = r.pendingCursor
 	}
-	var f fetched
-	if r.ahead != nil && r.aheadCursor == cursor {
-		f = <-r.ahead
-	} else {
-		f = h.fetch(ctx, m, cursor)
-	}
-	r.ahead = nil
+	f := r.read(ctx, m, cursor)
 	if f.gone || f.err != nil || f.tier.String() != m.Tier && m.Tier != "" {
+		r.stopReading()
 		r.pending = nil // read again from the stored cursor
 	}
 	switch {
@@ -384,11 +485,6 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 		h.cfg.Log.Info("mirror: the upstream tier changed; a full harvest begins", "directory", slug, "mirror", name, "from", m.Tier, "to", f.tier)
 		st.Gone = true
 		return true, st, h.cfg.Store.RestartMirror(ctx, slug, name, f.tier.String())
-	}
-	if f.hasMore {
-		ahead := make(chan fetched, 1)
-		r.ahead, r.aheadCursor = ahead, f.next
-		go func() { ahead <- h.fetch(ctx, m, f.next) }()
 	}
 	st.Pages = 1
 	ops := h.makeOps(m, f) // while the upstream serves the next page
