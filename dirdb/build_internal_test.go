@@ -190,28 +190,7 @@ func TestImportNewThatFailsLeavesNothing(t *testing.T) {
 // as it is, and nothing of the build is left.
 func TestBuildMadeMeanwhileIsAConflict(t *testing.T) {
 	ctx := context.Background()
-	s, root, b := smallStore(t)
-	other, err := Open(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	build, err := startBuild(root, "small")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := build.run(ctx, parseForTest(t, b)); err != nil {
-		t.Fatal(err)
-	}
-	theirs := bytes.Replace(b, []byte(`"name":"Harbour GP"`), []byte(`"name":"Their GP"`), 1)
-	d, err := other.CreateDirectory(ctx, "small")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Import(ctx, parseForTest(t, theirs)); err != nil {
-		t.Fatal(err)
-	}
-	err = build.finish(ctx)
+	s, _, root, _, build, err := buildMadeMeanwhile(t)
 	build.discard()
 	if dirsvc.ErrorCode(err) != dirsvc.EConflict {
 		t.Errorf("a build whose directory was made meanwhile: %v, want a conflict", err)
@@ -228,26 +207,21 @@ func TestBuildMadeMeanwhileIsAConflict(t *testing.T) {
 	}
 }
 
-// TestBuildGivesWayToADirectoryMadeMeanwhile: a first import whose directory another process made
-// while it was being built imports what it built into that directory, and leaves nothing of the
-// build behind.
-func TestBuildGivesWayToADirectoryMadeMeanwhile(t *testing.T) {
-	defer func(c func() time.Time) { writeClock = c }(writeClock)
-	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	writeClock = func() time.Time { return at }
+// buildMadeMeanwhile builds the small directory aside in store s while another store on the same
+// data folder (other) makes it with another name for a service, then finishes the build and returns
+// what finishing answered.
+func buildMadeMeanwhile(t *testing.T) (s, other *Store, root string, b []byte, bd *build, finished error) {
 	ctx := context.Background()
-	s, root, b := smallStore(t)
+	s, root, b = smallStore(t)
 	other, err := Open(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close()
-	build, err := startBuild(root, "small")
-	if err != nil {
+	t.Cleanup(func() { other.Close() })
+	if bd, err = startBuild(root, "small"); err != nil {
 		t.Fatal(err)
 	}
-	defer build.discard()
-	if _, err := build.run(ctx, parseForTest(t, b)); err != nil {
+	if _, err := bd.run(ctx, parseForTest(t, b)); err != nil {
 		t.Fatal(err)
 	}
 	theirs := bytes.Replace(b, []byte(`"name":"Harbour GP"`), []byte(`"name":"Their GP"`), 1)
@@ -258,7 +232,19 @@ func TestBuildGivesWayToADirectoryMadeMeanwhile(t *testing.T) {
 	if _, err := d.Import(ctx, parseForTest(t, theirs)); err != nil {
 		t.Fatal(err)
 	}
-	conflict := build.finish(ctx)
+	return s, other, root, b, bd, bd.finish(ctx)
+}
+
+// TestBuildGivesWayToADirectoryMadeMeanwhile: a first import whose directory another process made
+// while it was being built imports what it built into that directory, and leaves nothing of the
+// build behind.
+func TestBuildGivesWayToADirectoryMadeMeanwhile(t *testing.T) {
+	defer func(c func() time.Time) { writeClock = c }(writeClock)
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	writeClock = func() time.Time { return at }
+	ctx := context.Background()
+	s, other, root, b, build, conflict := buildMadeMeanwhile(t)
+	defer build.discard()
 	if dirsvc.ErrorCode(conflict) != dirsvc.EConflict {
 		t.Fatalf("a build whose directory was made meanwhile: %v, want a conflict", conflict)
 	}

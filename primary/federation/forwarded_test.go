@@ -69,18 +69,7 @@ func newFedService(t testing.TB) *fedService {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	store, err := dirdb.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	file, err := os.ReadFile(filepath.Join("..", "..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := primary.Import(ctx, store, bytes.NewReader(file)); err != nil {
-		t.Fatal(err)
-	}
+	store := storeOf(t, dir, smallFile(t))
 	mirrorService(t, store)
 	key, err := primary.LoadServerKey(ctx, store, primary.ServerKeyConfig{Path: filepath.Join(dir, "server.key")})
 	if err != nil {

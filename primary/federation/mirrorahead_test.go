@@ -84,19 +84,8 @@ func TestAHarvestAsksForTheNextPageBeforeItReadsThisOne(t *testing.T) {
 	}))
 	defer proxy.Close()
 
-	store, err := dirdb.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	file, err := os.ReadFile(filepath.Join("..", "..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	agg := bytes.ReplaceAll(file, []byte(`"slug":"small"`), []byte(`"slug":"agg"`))
-	if _, _, err := primary.Import(ctx, store, bytes.NewReader(bytes.SplitN(agg, []byte("\n"), 2)[0])); err != nil {
-		t.Fatal(err)
-	}
+	agg := bytes.ReplaceAll(smallFile(t), []byte(`"slug":"small"`), []byte(`"slug":"agg"`))
+	store := storeOf(t, t.TempDir(), bytes.SplitN(agg, []byte("\n"), 2)[0]) // the directory, no records
 	if err := store.AddMirror(ctx, "agg", dirsvc.Mirror{Name: "small", Upstream: proxy.URL, UpstreamDir: "small",
 		ClientID: c.ID, Secret: secret, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
@@ -150,4 +139,29 @@ func (w *holdBack) Write(b []byte) (int, error) {
 		w.wait(w.Header())
 	}
 	return w.ResponseWriter.Write(b)
+}
+
+// smallFile is the small test directory's import file.
+func smallFile(t testing.TB) []byte {
+	t.Helper()
+	file, err := os.ReadFile(filepath.Join("..", "..", "testdata", "small.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// storeOf opens a store on the data folder dir, closed when the test ends, with file imported.
+func storeOf(t testing.TB, dir string, file []byte) *dirdb.Store {
+	t.Helper()
+	ctx := context.Background()
+	store, err := dirdb.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	if _, _, err := primary.Import(ctx, store, bytes.NewReader(file)); err != nil {
+		t.Fatal(err)
+	}
+	return store
 }

@@ -6,16 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
-	"github.com/dirsvc/dirsvc/dirdb"
-	"github.com/dirsvc/dirsvc/primary"
 	"github.com/dirsvc/dirsvc/primary/federation"
 	"github.com/dirsvc/dirsvc/primary/seal"
 	"github.com/dirsvc/dirsvc/primary/webhook"
@@ -27,18 +23,7 @@ import (
 // cannot open it and asks the upstream nothing.
 func TestAMirrorSecretInTheClearIsSealedWhenRead(t *testing.T) {
 	ctx := context.Background()
-	store, err := dirdb.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	file, err := os.ReadFile(filepath.Join("..", "..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := primary.Import(ctx, store, bytes.NewReader(file)); err != nil {
-		t.Fatal(err)
-	}
+	store := storeOf(t, t.TempDir(), smallFile(t))
 	var (
 		mu        sync.Mutex
 		presented []string
