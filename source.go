@@ -73,8 +73,9 @@ type DirectoryStore interface {
 	// ImportNew creates a directory by its first import, as Create then DirectoryWriter.Import
 	// would, except that no reader sees the directory before the import has committed, and an
 	// import that fails leaves nothing behind. A directory of the slug that another process makes
-	// meanwhile is imported into instead. The store may let go of snap's records once it has
-	// written them: the caller should not use snap afterwards.
+	// meanwhile is imported into instead. The store holds snap only until it has written the
+	// records: a caller that lets go of snap as it hands it over leaves that memory to the rest of
+	// the write.
 	ImportNew(ctx context.Context, snap *Snapshot) (ImportStats, error)
 	// Drop deletes a directory and its files.
 	Drop(ctx context.Context, slug string) error

@@ -142,6 +142,7 @@ func (h *Harvester) Run(ctx context.Context) {
 func (h *Harvester) loop(ctx context.Context, slug, name string) {
 	failures := 0
 	r := &run{h: h, slug: slug, name: name}
+	defer r.stopReading()
 	for ctx.Err() == nil {
 		more, _, err := r.step(ctx)
 		wait := time.Duration(0)
@@ -179,6 +180,7 @@ func (h *Harvester) loop(ctx context.Context, slug, name string) {
 func (h *Harvester) RunOnce(ctx context.Context, slug, name string) (HarvestStats, error) {
 	var total HarvestStats
 	r := &run{h: h, slug: slug, name: name}
+	defer r.stopReading() // after a failure, pages may be being read ahead
 	for {
 		more, st, err := r.step(ctx)
 		total.Pages += st.Pages
