@@ -608,27 +608,28 @@ type serviceViews struct {
 // sitesAndRoles reads the views of every site and of every role of a service, in public-ID order.
 func (w *writeTx) sitesAndRoles() (sites, roles []keyedView, err error) {
 	loc := kindRange("public_id", dirsvc.KindLocation)
-	err = w.eachRow(w.pub, "SELECT public_id, audiences, body FROM projections WHERE "+loc.sql, loc.args, func(s scanner) error {
-		var r keyedView
-		err := s.Scan(&r.key, &r.view.audiences, &r.view.body)
-		sites = append(sites, r)
-		return err
-	})
-	if err != nil {
+	if sites, err = w.keyedViews("SELECT public_id, audiences, body FROM projections WHERE "+loc.sql, loc.args); err != nil {
 		return nil, nil, fmt.Errorf("read the sites: %w", err)
 	}
-	err = w.eachRow(w.pub, `
+	roles, err = w.keyedViews(`
 SELECT r.service_id, p.audiences, p.body FROM records r JOIN projections p ON p.public_id = r.public_id
-WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil, func(s scanner) error {
-		var r keyedView
-		err := s.Scan(&r.key, &r.view.audiences, &r.view.body)
-		roles = append(roles, r)
-		return err
-	})
+WHERE r.kind = 'role' AND r.service_id IS NOT NULL ORDER BY r.public_id`, nil)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the roles: %w", err)
 	}
 	return sites, roles, nil
+}
+
+// keyedViews reads the rows (key, audiences, body) query gives.
+func (w *writeTx) keyedViews(query string, args []any) ([]keyedView, error) {
+	var out []keyedView
+	err := w.eachRow(w.pub, query, args, func(s scanner) error {
+		var r keyedView
+		err := s.Scan(&r.key, &r.view.audiences, &r.view.body)
+		out = append(out, r)
+		return err
+	})
+	return out, err
 }
 
 // eachServiceBatch reads the views of every service, in public-ID order (each service's rows come

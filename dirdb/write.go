@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -163,20 +164,13 @@ func writeFiles(ctx context.Context, pub, ops *sql.DB, fn func(w *writeTx) error
 		return dirsvc.ImportStats{}, err
 	}
 	w.step("records", start, 0) // with the steps fn noted inside it (an import's indexes)
-	commitOps := func() error { return opsTx.Commit() }
+	commitOps := opsTx.Commit
 	if w.fresh {
 		// Nothing orders the commits of files built aside (build.go), and the steps after the
 		// records do not touch the operations file: it commits beside them.
 		done := make(chan error, 1)
 		go func() { done <- opsTx.Commit() }()
-		var err error
-		waited := false
-		commitOps = func() error {
-			if !waited {
-				err, waited = <-done, true
-			}
-			return err
-		}
+		commitOps = sync.OnceValue(func() error { return <-done })
 		defer commitOps() // a write that fails returns once the commit has ended
 	}
 	for _, s := range []struct {
