@@ -80,6 +80,9 @@ type MirrorStats struct {
 	// public ID of its own or of another mirror, or because a record it refers to is not here (a role
 	// whose practitioner the upstream does not give the client in bulk).
 	Refused int `json:"refused"`
+	// Steps are how long the write's steps took, in order, for logs and benchmarks: no answer holds
+	// them.
+	Steps []Step `json:"-"`
 }
 
 // MirrorStore keeps directories' mirrors and writes their harvests (on the primary).

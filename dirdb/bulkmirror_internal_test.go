@@ -66,6 +66,17 @@ func TestBulkMirrorIntoAFewRecords(t *testing.T) {
 		if st.Written == 0 || st.Written+st.Refused != len(ops) {
 			t.Fatalf("threshold %d: %+v of %d", threshold, st, len(ops))
 		}
+		var steps []string
+		for _, s := range st.Steps {
+			steps = append(steps, s.Name)
+		}
+		want := []string{"records", "narrowing", "feed", "search", "commit", "ops-commit"}
+		if threshold == 1 {
+			want = slices.Insert(want, 1, "indexes")
+		}
+		if !slices.Equal(steps, want) {
+			t.Errorf("threshold %d: the write reports steps %v, want %v", threshold, steps, want)
+		}
 		if after := d.countRecords(t); threshold == 1 && !bulkLoad(before, after) {
 			t.Fatalf("the harvest over %d records did not take the bulk path: %d after", before, after)
 		}

@@ -198,7 +198,7 @@ func (d *Directory) ApplyMirror(ctx context.Context, b dirsvc.MirrorBatch) (dirs
 	// batch's later steps have the memory they held.
 	ops := b.Ops
 	b.Ops = nil
-	_, err := d.write(ctx, func(w *writeTx) error {
+	ws, err := d.write(ctx, func(w *writeTx) error {
 		st = dirsvc.MirrorStats{}
 		var gen int64
 		err := w.ops.QueryRowContext(w.ctx, "SELECT generation FROM mirrors WHERE name = ?", b.Mirror).Scan(&gen)
@@ -273,6 +273,7 @@ ON CONFLICT (public_id) DO UPDATE SET generation = excluded.generation`, id, b.M
     last_success = ?, last_error = '' WHERE name = ?`,
 			b.Cursor, b.Tier, b.FullHarvest, st.Written, w.now.Format(time.RFC3339Nano), b.Mirror)
 	})
+	st.Steps = ws.Steps
 	return st, err
 }
 

@@ -252,6 +252,7 @@ type run struct {
 	// together in bulk once bulkHarvest changes are waiting or the feed has no more.
 	pending       []dirsvc.MirrorOp
 	pendingCursor string
+	pendingSince  time.Time // when the harvest asked for the first page of what pending holds
 	// harvest names the mirror and full harvest that reading and pending belong to.
 	harvest string
 }
@@ -470,6 +471,9 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 	if len(r.pending) > 0 {
 		cursor = r.pendingCursor
 	}
+	if len(r.pending) == 0 {
+		r.pendingSince = time.Now()
+	}
 	f := r.read(ctx, m, cursor)
 	if f.gone || f.err != nil || f.tier.String() != m.Tier && m.Tier != "" {
 		r.stopReading()
@@ -497,6 +501,7 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 	if len(r.pending) > 0 {
 		ops, r.pending = coalesce(append(r.pending, ops...)), nil
 	}
+	read := time.Since(r.pendingSince)
 	// Many changes go in bulk; fewer in parts of writeBatch, of which only the last moves the cursor,
 	// so a page cut short is read and written again (to the same effect) after a restart.
 	part := writeBatch
@@ -518,6 +523,9 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 		if err != nil {
 			return false, st, err
 		}
+		if part >= bulkWrite {
+			h.cfg.Log.Debug("mirror: bulk write", writeAttrs(slug, name, read, ms)...)
+		}
 		st.Written, st.Refused = st.Written+ms.Written, st.Refused+ms.Refused
 	}
 	if m.FullHarvest && !f.hasMore {
@@ -529,6 +537,17 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 		}
 	}
 	return f.hasMore, st, nil
+}
+
+// writeAttrs are the attributes of the log line of a bulk write: how long the harvest took to read
+// and make the records it wrote (read), and each step of the write.
+func writeAttrs(slug, name string, read time.Duration, ms dirsvc.MirrorStats) []any {
+	out := []any{slog.String("directory", slug), slog.String("mirror", name), slog.Int("written", ms.Written),
+		slog.Int("refused", ms.Refused), slog.Duration("read", read)}
+	for _, s := range ms.Steps {
+		out = append(out, slog.Duration(s.Name, s.Took))
+	}
+	return out
 }
 
 // publishedTo returns the audiences harvested records are published to here: the configured set, or
