@@ -19,9 +19,9 @@ import (
 // WAL, synchronous=NORMAL, its page cache), and in one transaction its secondary indexes are
 // dropped, every table's rows are copied from the stored file by INSERT ... SELECT (no Go between
 // the engine and the rows; the full-text indexes' own tables included), the indexes are built again
-// from the rows, and it commits. The two files are written one after the other, as if on one core
-// each. It reports, for each file, the seconds of each phase. Point it at a data folder no process writes
-// (a path the test, run in dirdb, finds: an absolute one).
+// from the rows, and it commits. Each file is a sub-benchmark of its own (a write has a connection
+// to each), which reports the seconds of each phase. Point it at a data folder no process writes,
+// by a path the test finds from dirdb, where it runs (an absolute one).
 //
 //	DIRSVC_BENCH_DATA=$PWD/bench/out/mirror-a DIRSVC_BENCH_DIR=agg go test -run X -bench WriteFloor -benchtime 1x ./dirdb
 func BenchmarkWriteFloor(b *testing.B) {

@@ -470,8 +470,7 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 	cursor := m.Cursor
 	if len(r.pending) > 0 {
 		cursor = r.pendingCursor
-	}
-	if len(r.pending) == 0 {
+	} else {
 		r.pendingSince = time.Now()
 	}
 	f := r.read(ctx, m, cursor)
