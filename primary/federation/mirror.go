@@ -500,13 +500,13 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 	if len(r.pending) > 0 {
 		ops, r.pending = coalesce(append(r.pending, ops...)), nil
 	}
-	read := time.Since(r.pendingSince)
 	// Many changes go in bulk; fewer in parts of writeBatch, of which only the last moves the cursor,
 	// so a page cut short is read and written again (to the same effect) after a restart.
-	part := writeBatch
-	if len(ops) >= bulkWrite {
+	bulk, part := len(ops) >= bulkWrite, writeBatch
+	if bulk {
 		part = len(ops)
 	}
+	read := time.Since(r.pendingSince) // for a bulk write's log line
 	for start := 0; start == 0 || start < len(ops); start += part {
 		end := min(start+part, len(ops))
 		cursor := m.Cursor
@@ -514,15 +514,15 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 			cursor = f.next
 		}
 		batch := ops[start:end]
-		if part >= bulkWrite {
+		if bulk {
 			ops = nil // the store lets go of a bulk batch's records once it has written them: so does this
 		}
 		ms, err := h.cfg.Store.ApplyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: name, Ops: batch,
-			Bulk: part >= bulkWrite, Cursor: cursor, Tier: f.tier.String(), FullHarvest: m.FullHarvest})
+			Bulk: bulk, Cursor: cursor, Tier: f.tier.String(), FullHarvest: m.FullHarvest})
 		if err != nil {
 			return false, st, err
 		}
-		if part >= bulkWrite {
+		if bulk {
 			h.cfg.Log.Debug("mirror: bulk write", writeAttrs(slug, name, read, ms)...)
 		}
 		st.Written, st.Refused = st.Written+ms.Written, st.Refused+ms.Refused
