@@ -21,33 +21,81 @@ import (
 // connection is checked again at connect time, on the address actually dialled: a name that resolved
 // to a public address at registration and to a private one later (DNS rebinding) is refused.
 
-// blocked are ranges that are not public unicast internet addresses, beyond what netip reports as
-// private, loopback, link-local, multicast or unspecified.
-var blocked = func() []netip.Prefix {
-	var out []netip.Prefix
-	for _, s := range []string{
-		"0.0.0.0/8",         // this network
-		"100.64.0.0/10",     // carrier-grade NAT (and some clouds' metadata, e.g. 100.100.100.200)
-		"192.0.0.0/24",      // IETF protocol assignments
-		"192.0.2.0/24",      // documentation
-		"198.18.0.0/15",     // benchmarking
-		"198.51.100.0/24",   // documentation
-		"203.0.113.0/24",    // documentation
-		"240.0.0.0/4",       // reserved, and the broadcast address
-		"64:ff9b::/96",      // NAT64: embeds an IPv4 address
-		"64:ff9b:1::/48",    // local NAT64
-		"100::/64",          // discard
-		"2001::/32",         // Teredo: embeds an IPv4 address
-		"2001:db8::/32",     // documentation
-		"2002::/16",         // 6to4: embeds an IPv4 address
-		"fec0::/10",         // site-local (deprecated)
-		"::ffff:0:0:0/96",   // IPv4-translated
-		"fd00:ec2::254/128", // a cloud's metadata (also inside fc00::/7)
+// specialRange is an entry of the IANA special-purpose address registries (IPv4 and IPv6) that a
+// webhook may never reach, or a range that embeds an IPv4 address (which a relay or translator
+// reaches on the sender's behalf, whatever that address is).
+type specialRange struct {
+	prefix netip.Prefix
+	name   string
+	rfc    string
+}
+
+// specialRanges are the ranges that are not public unicast internet addresses: every entry of the
+// IANA IPv4 and IPv6 special-purpose address registries that is not globally reachable, multicast,
+// and every range that embeds or translates an IPv4 address. An IPv4-mapped address (::ffff:0:0/96)
+// is the IPv4 address itself and is checked as one.
+var specialRanges = func() []specialRange {
+	var out []specialRange
+	for _, r := range [][3]string{
+		// IANA IPv4 Special-Purpose Address Registry.
+		{"0.0.0.0/8", "this network", "RFC 791"},
+		{"10.0.0.0/8", "private use", "RFC 1918"},
+		{"100.64.0.0/10", "shared address space (carrier-grade NAT)", "RFC 6598"},
+		{"127.0.0.0/8", "loopback", "RFC 1122"},
+		{"169.254.0.0/16", "link local", "RFC 3927"},
+		{"172.16.0.0/12", "private use", "RFC 1918"},
+		{"192.0.0.0/24", "IETF protocol assignments", "RFC 6890"},
+		{"192.0.2.0/24", "documentation (TEST-NET-1)", "RFC 5737"},
+		{"192.31.196.0/24", "AS112-v4", "RFC 7535"},
+		{"192.52.193.0/24", "AMT", "RFC 7450"},
+		{"192.88.99.0/24", "deprecated 6to4 relay anycast", "RFC 7526"},
+		{"192.168.0.0/16", "private use", "RFC 1918"},
+		{"192.175.48.0/24", "direct delegation AS112 service", "RFC 7534"},
+		{"198.18.0.0/15", "benchmarking", "RFC 2544"},
+		{"198.51.100.0/24", "documentation (TEST-NET-2)", "RFC 5737"},
+		{"203.0.113.0/24", "documentation (TEST-NET-3)", "RFC 5737"},
+		{"224.0.0.0/4", "multicast", "RFC 5771"},
+		{"240.0.0.0/4", "reserved", "RFC 1112"},
+		{"255.255.255.255/32", "limited broadcast", "RFC 919"},
+		// IANA IPv6 Special-Purpose Address Registry.
+		{"::1/128", "loopback address", "RFC 4291"},
+		{"::/128", "unspecified address", "RFC 4291"},
+		{"64:ff9b::/96", "IPv4-IPv6 translation (embeds an IPv4 address)", "RFC 6052"},
+		{"64:ff9b:1::/48", "local-use IPv4/IPv6 translation (embeds an IPv4 address)", "RFC 8215"},
+		{"100::/64", "discard-only address block", "RFC 6666"},
+		{"100:0:0:1::/64", "dummy IPv6 prefix", "RFC 9780"},
+		{"2001::/23", "IETF protocol assignments", "RFC 2928"},
+		{"2001::/32", "Teredo (embeds an IPv4 address)", "RFC 4380"},
+		{"2001:2::/48", "benchmarking", "RFC 5180"},
+		{"2001:db8::/32", "documentation", "RFC 3849"},
+		{"2002::/16", "6to4 (embeds an IPv4 address)", "RFC 3056"},
+		{"2620:4f:8000::/48", "direct delegation AS112 service", "RFC 7534"},
+		{"3fff::/20", "documentation", "RFC 9637"},
+		{"5f00::/16", "segment routing SIDs", "RFC 9602"},
+		{"fc00::/7", "unique-local", "RFC 4193"},
+		{"fe80::/10", "link-local unicast", "RFC 4291"},
+		// Ranges beyond the registries' current entries.
+		{"::/96", "IPv4-compatible (deprecated; embeds an IPv4 address)", "RFC 4291"},
+		{"::ffff:0:0:0/96", "IPv4-translated (embeds an IPv4 address)", "RFC 2765"},
+		{"fec0::/10", "site-local (deprecated)", "RFC 3879"},
+		{"ff00::/8", "multicast", "RFC 4291"},
 	} {
-		out = append(out, netip.MustParsePrefix(s))
+		out = append(out, specialRange{netip.MustParsePrefix(r[0]), r[1], r[2]})
 	}
 	return out
 }()
+
+// specialRangeOf returns the special range that holds ip (an IPv4-mapped address as its IPv4
+// address), or nil when ip is a public unicast internet address.
+func specialRangeOf(ip netip.Addr) *specialRange {
+	ip = ip.Unmap()
+	for i := range specialRanges {
+		if specialRanges[i].prefix.Contains(ip) {
+			return &specialRanges[i]
+		}
+	}
+	return nil
+}
 
 // publicAddr reports whether ip is a public unicast internet address.
 func publicAddr(ip netip.Addr) bool {
@@ -56,12 +104,7 @@ func publicAddr(ip netip.Addr) bool {
 		ip.IsMulticast() || ip.IsUnspecified() || ip.IsInterfaceLocalMulticast() {
 		return false
 	}
-	for _, p := range blocked {
-		if p.Contains(ip) {
-			return false
-		}
-	}
-	return true
+	return specialRangeOf(ip) == nil
 }
 
 // errNotPublic is the cause of a connection refused at connect time.
@@ -176,16 +219,8 @@ func (g *Guard) Control(network, address string, c syscall.RawConn) error {
 
 // kindOf names the kind of a non-public address, for the registering partner.
 func kindOf(ip netip.Addr) string {
-	ip = ip.Unmap()
-	switch {
-	case ip.IsLoopback():
-		return "loopback"
-	case ip.IsPrivate():
-		return "private"
-	case ip.IsLinkLocalUnicast():
-		return "link-local"
-	case netip.MustParsePrefix("100.64.0.0/10").Contains(ip):
-		return "carrier-grade NAT"
+	if r := specialRangeOf(ip); r != nil {
+		return r.name
 	}
-	return fmt.Sprintf("reserved range of %s", ip)
+	return fmt.Sprintf("not a public unicast address: %s", ip.Unmap())
 }
