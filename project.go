@@ -12,8 +12,10 @@ import (
 // older version made, so the change reaches every copy without anyone importing again. Version 3
 // publishes the taxonomy as each audience sees it (ProjectTaxonomy), which files of earlier versions
 // lack. Version 4 publishes the collections each audience may see (ProjectCollection) and keys
-// services by their local types (lt:), so categories count them.
-const ProjectionVersion = 4
+// services by their local types (lt:), so categories count them. Version 5 moves the specialties of
+// practitioners' roles into the search documents' practitioners' column, so that a client that may
+// not read practitioners finds no service by them.
+const ProjectionVersion = 5
 
 // ProjectTaxonomy returns the taxonomy as audience a may see it, without any entry's audiences:
 // the local types a may see; the categories a may see that keep a platform type or a local type a

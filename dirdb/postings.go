@@ -26,6 +26,9 @@ var textColumns = [...]struct {
 	weight float32
 }{{"name", 10}, {"specialties", 6}, {"organisation", 4}, {"place", 3}, {"practitioners", 4}, {"description", 1}}
 
+// peopleColumn is the number of the practitioners' column in textColumns.
+const peopleColumn = 4
+
 // The parameters of the ranking's length normalisation (BM25's k1 and b), applied to the columns
 // whose length the documents in memory know: the service's name and its organisation's.
 const (
@@ -37,12 +40,15 @@ const (
 // beyond it, the postings used least recently are forgotten.
 const maxPostingEntries = 4 << 20
 
-// postingKey names a posting: the audience's index, the word (its parts joined by spaces) and
-// whether longer words it starts count too (the last word of a search, perhaps still being typed).
+// postingKey names a posting: the audience's index, the word (its parts joined by spaces),
+// whether longer words it starts count too (the last word of a search, perhaps still being typed),
+// and whether the practitioners' column is left out (for a viewer that may not read them, see
+// peopleSearchable).
 type postingKey struct {
-	bit    int64
-	phrase string
-	prefix bool
+	bit      int64
+	phrase   string
+	prefix   bool
+	noPeople bool
 }
 
 // posting is the documents of one audience's full-text index that hold a word, by number
@@ -241,6 +247,9 @@ func (d *Directory) readPosting(ctx context.Context, key postingKey, old *postin
 	table := fmt.Sprintf("search_text_%d", key.bit)
 	var found []int64 // each document's ID times 8 plus the number of a column that holds the word
 	for c, col := range textColumns {
+		if key.noPeople && c == peopleColumn {
+			continue
+		}
 		rows, err := tx.QueryContext(ctx, "SELECT rowid FROM "+table+" WHERE "+table+" MATCH ? AND rowid > ? AND rowid <= ?",
 			key.ftsQuery(col.name), from, idx.lastID)
 		if err != nil {

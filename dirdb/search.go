@@ -42,7 +42,8 @@ type searchDoc struct {
 
 // searchText is a document's words, by full-text column (see the search_text tables): what an
 // audience may see of the service's name, its types and specialties, its organisation, its place,
-// the practitioners who show it their name, and its description, programs and target groups.
+// the practitioners who show it their name (with their roles' specialties), and its description,
+// programs and target groups.
 type searchText struct {
 	name, specialties, organisation, place, practitioners, description string
 }
@@ -92,12 +93,14 @@ func docOf(s *dirsvc.ServiceView, site *dirsvc.LocationView, roles []*dirsvc.Rol
 			d.Point = &p
 		}
 	}
+	// What the practitioners bring (their names, and their roles' specialties) has a column of its
+	// own: a viewer that may not read practitioners finds nothing by it (peopleSearchable).
 	var people []string
 	for _, r := range roles {
 		if r.Active && r.Practitioner.Name != "" {
 			people = append(people, r.Practitioner.Name)
 			for _, lt := range r.Specialties {
-				specialties = append(specialties, lt.Label)
+				people = append(people, lt.Label)
 			}
 		}
 	}

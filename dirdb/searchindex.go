@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode"
 
 	"github.com/dirsvc/dirsvc"
 )
@@ -74,6 +73,11 @@ type searchIndex struct {
 	localities  map[int64]map[string][]string
 	suggestions map[int64]*suggestList // autocomplete's, for viewers without a narrowing
 	smu         sync.Mutex             // held while one of them is made
+	// The same for narrowed viewers: localities by narrowedKey (at most maxNarrowedLists),
+	// suggestions by suggestKey (with at most maxNarrowedCandidates candidates in all).
+	narrowedPlaces      map[string]map[string][]string
+	narrowedSuggestions map[string]*suggestList
+	narrowedCandidates  int
 	// The postings kept (postings.go), the documents they hold in all, and their clock.
 	pmu            sync.Mutex
 	postings       map[postingKey]*posting
@@ -280,7 +284,8 @@ func (d *Directory) loadSearch(ctx context.Context) error {
 	idx.openMemos = nil
 	idx.omu.Unlock()
 	idx.gen, idx.vocab, idx.localities = gen, map[int64]*vocabulary{}, map[int64]map[string][]string{}
-	idx.suggestions = map[int64]*suggestList{}
+	idx.suggestions, idx.narrowedPlaces, idx.narrowedSuggestions = map[int64]*suggestList{}, map[string]map[string][]string{}, map[string]*suggestList{}
+	idx.narrowedCandidates = 0
 	return nil
 }
 
@@ -399,181 +404,6 @@ func (idx *searchIndex) rankNames() {
 	}
 }
 
-// maxQueryWords bounds the words of a search that go to the full-text index.
-const maxQueryWords = 12
-
-// queryWords splits a search's text into its words as written, each a list of its parts (a
-// hyphenated or dotted word has several), lower-cased; at most maxQueryWords.
-func queryWords(text string) [][]string {
-	var out [][]string
-	for _, chunk := range strings.Fields(strings.ToLower(text)) {
-		parts := strings.FieldsFunc(chunk, notWordRune)
-		if len(parts) > 0 {
-			out = append(out, parts)
-		}
-		if len(out) == maxQueryWords {
-			break
-		}
-	}
-	return out
-}
-
-// notWordRune reports whether a character splits words, as the full-text index splits them.
-func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
-
-// placeWords are the words that may come before a place written in a search's words.
-var placeWords = []string{"in", "near", "at", "around"}
-
-// readWords reads a search's words for the audience bit: spelling corrections (when asked) from the
-// audience's own vocabulary, then a place written at their end ("physio in ultimo") from the
-// localities of the audience's own documents. It returns the words left to search for. The caller
-// holds the index's lock for reading.
-func (d *Directory) readWords(ctx context.Context, bit int64, text string, spell bool, place *dirsvc.PlaceRead) ([][]string, dirsvc.QueryReading, error) {
-	idx := &d.search
-	words := queryWords(text)
-	r := dirsvc.QueryReading{Words: []string{}, Corrections: []dirsvc.Correction{}}
-	if spell && len(words) > 0 {
-		v, err := idx.vocabulary(ctx, d, bit)
-		if err != nil {
-			return nil, r, err
-		}
-		for i, w := range words {
-			for j, part := range w {
-				if to := v.correct(part, i == len(words)-1 && j == len(w)-1); to != part {
-					r.Corrections = append(r.Corrections, dirsvc.Correction{From: part, To: to})
-					w[j] = to
-				}
-			}
-		}
-	}
-	places := idx.localitiesOf(bit)
-	if place != nil {
-		// A locality asked for by name: its postcodes in the gazetteer and in the sites seen.
-		areas := slices.Clone(place.Areas)
-		for _, a := range places[strings.ToLower(place.Name)] {
-			if !slices.Contains(areas, a) {
-				areas = append(areas, a)
-			}
-		}
-		slices.Sort(areas)
-		r.Place = &dirsvc.PlaceRead{Name: place.Name, Areas: areas}
-	}
-	for n := min(3, len(words)); n >= 1 && place == nil; n-- {
-		var name []string
-		for _, w := range words[len(words)-n:] {
-			name = append(name, strings.Join(w, " "))
-		}
-		postcodes, ok := places[strings.Join(name, " ")]
-		if !ok {
-			continue
-		}
-		r.Place = &dirsvc.PlaceRead{Name: strings.Join(name, " "), Areas: postcodes}
-		words = words[:len(words)-n]
-		if k := len(words); k > 0 && len(words[k-1]) == 1 && slices.Contains(placeWords, words[k-1][0]) {
-			words = words[:k-1]
-		}
-		break
-	}
-	// Words that only join others ("gp in ultimo" when ultimo is not a place known) are not required.
-	if len(words) > 1 {
-		words = slices.DeleteFunc(words, func(w []string) bool { return len(w) == 1 && slices.Contains(placeWords, w[0]) })
-	}
-	for _, w := range words {
-		r.Words = append(r.Words, strings.Join(w, " "))
-	}
-	return words, r, nil
-}
-
-// vocabulary returns the audience's vocabulary, reading it once for the index's state. The caller
-// holds the index's lock for reading.
-func (idx *searchIndex) vocabulary(ctx context.Context, d *Directory, bit int64) (*vocabulary, error) {
-	idx.vmu.Lock()
-	defer idx.vmu.Unlock()
-	if v := idx.vocab[bit]; v != nil {
-		return v, nil
-	}
-	v, err := d.loadVocabulary(ctx, bit)
-	if err == nil {
-		idx.vocab[bit] = v
-	}
-	return v, err
-}
-
-// localitiesOf returns the localities of the sites of the audience's documents, lower-cased, with
-// the postcode areas each is found in. The caller holds the index's lock for reading.
-func (idx *searchIndex) localitiesOf(bit int64) map[string][]string {
-	idx.vmu.Lock()
-	defer idx.vmu.Unlock()
-	if m := idx.localities[bit]; m != nil {
-		return m
-	}
-	m := map[string][]string{}
-	for _, doc := range idx.docs {
-		if doc.audiences&bit == 0 || doc.Locality == "" || doc.Postcode == "" {
-			continue
-		}
-		name, area := strings.ToLower(doc.Locality), "postcode:"+doc.Postcode
-		if !slices.Contains(m[name], area) {
-			m[name] = append(m[name], area)
-		}
-	}
-	for _, areas := range m {
-		slices.Sort(areas)
-	}
-	idx.localities[bit] = m
-	return m
-}
-
-// keptWords reads a search's words for the audience bit (readWords) from what the index keeps, and
-// returns the postings of the words left (the last word also as the start of a longer one); ok is
-// false when it keeps too little: the vocabulary (to correct spelling) or a posting, or a posting
-// behind the documents. The caller holds the index's lock for reading.
-func (d *Directory) keptWords(ctx context.Context, bit int64, q *dirsvc.SearchQuery) (words [][]string, r dirsvc.QueryReading, ps []*posting, ok bool, err error) {
-	idx := &d.search
-	if q.Spell && len(queryWords(q.Text)) > 0 {
-		idx.vmu.Lock()
-		kept := idx.vocab[bit] != nil
-		idx.vmu.Unlock()
-		if !kept {
-			return nil, r, nil, false, nil
-		}
-	}
-	if words, r, err = d.readWords(ctx, bit, q.Text, q.Spell, q.Place); err != nil {
-		return nil, r, nil, false, err
-	}
-	for i, w := range words {
-		p := idx.keptPosting(postingKey{bit: bit, phrase: strings.Join(w, " "), prefix: i == len(words)-1})
-		if p == nil || p.upto < idx.lastID {
-			return nil, r, nil, false, nil
-		}
-		ps = append(ps, p)
-	}
-	return words, r, ps, true, nil
-}
-
-// keepWords reads from the file what keptWords found missing (the vocabulary, and the postings not
-// kept or behind the documents), under the directory's gate.
-func (d *Directory) keepWords(ctx context.Context, bit int64, q *dirsvc.SearchQuery) error {
-	idx := &d.search
-	return d.longRead(ctx, func(ctx context.Context) error {
-		idx.mu.RLock()
-		defer idx.mu.RUnlock()
-		words, _, err := d.readWords(ctx, bit, q.Text, q.Spell, q.Place)
-		if err != nil {
-			return err
-		}
-		for i, w := range words {
-			key := postingKey{bit: bit, phrase: strings.Join(w, " "), prefix: i == len(words)-1}
-			if p := idx.keptPosting(key); p == nil || p.upto < idx.lastID {
-				if _, err := d.readPosting(ctx, key, p); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-}
-
 // eachMatch calls fn with each document (by number) that every posting holds, and its score: the
 // sum over the words of their weight in it times their rarity (BM25's inverse document frequency
 // among the n documents of the audience). It walks the shortest posting and seeks in the others.
@@ -637,7 +467,7 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 	idx := &d.search
 	for range maxSearchTries {
 		idx.mu.RLock()
-		words, reading, ps, ok, err := d.keptWords(ctx, bit, &q)
+		words, reading, ps, ok, err := d.keptWords(ctx, v, &q)
 		var docs []int64
 		if ok && err == nil {
 			res, docs = idx.findServices(v, &q, bit, cats, words, reading, ps)
@@ -649,7 +479,7 @@ func (d *Directory) SearchServices(ctx context.Context, v dirsvc.Viewer, q dirsv
 		if err != nil || ok {
 			return res, err
 		}
-		if err := d.keepWords(ctx, bit, &q); err != nil {
+		if err := d.keepWords(ctx, v, &q); err != nil {
 			return res, fmt.Errorf("search services: %w", err)
 		}
 	}
@@ -820,6 +650,11 @@ func (idx *searchIndex) findServices(v dirsvc.Viewer, q *dirsvc.SearchQuery, bit
 			res.Hits = append(res.Hits, hitOf(h))
 		}
 		return res, docs
+	}
+	if !v.Narrowing.AllowsKind(dirsvc.KindOrganisation) {
+		// A viewer that may not read organisations is told of none: it counts the services alone.
+		res.ServiceTotal, res.Total = res.Total, 0
+		return res, nil
 	}
 	// Organisations in the order of their best service; the services of the page's ones, in order.
 	firstOrgs := newTopK(q.Offset+q.Limit, func(a, b orgFound) int { return order(a.best, b.best) })

@@ -15,10 +15,11 @@ import (
 // SearchOrganisations finds the organisations with at least one service the viewer may find (its
 // tier, inside its narrowing) that is of the categories and types asked for and in the areas asked
 // for, whose name has a word starting with each word asked for and starts with the letter asked for;
-// A to Z by name, with facets over all of them.
+// A to Z by name, with facets over all of them. A viewer whose narrowing leaves out organisations or
+// services finds none.
 func (d *Directory) SearchOrganisations(ctx context.Context, v dirsvc.Viewer, q dirsvc.OrganisationQuery) (dirsvc.OrganisationResult, error) {
 	res := dirsvc.OrganisationResult{Items: []dirsvc.OrganisationFound{}}
-	if !v.Narrowing.AllowsKind(dirsvc.KindService) {
+	if !v.Narrowing.AllowsKind(dirsvc.KindService) || !v.Narrowing.AllowsKind(dirsvc.KindOrganisation) {
 		res.Facets = orgFacets(nil)
 		return res, nil
 	}

@@ -14,7 +14,7 @@ import (
 // an index of their one-letter deletions: a word a letter away from a term (a letter missing, extra,
 // changed, or two letters swapped) shares a deletion with it.
 type vocabulary struct {
-	docs  map[string]int
+	count map[string]int
 	terms []string // sorted
 	// The deletions of the terms of minCorrected letters or more, by their hash (under seed), sorted:
 	// an audience's vocabulary is tens of thousands of terms, and its deletions held as strings were
@@ -41,14 +41,14 @@ func (d *Directory) loadVocabulary(ctx context.Context, bit int64) (*vocabulary,
 		return nil, fmt.Errorf("read the vocabulary: %w", err)
 	}
 	defer rows.Close()
-	v := &vocabulary{docs: map[string]int{}}
+	v := &vocabulary{count: map[string]int{}}
 	for rows.Next() {
 		var term string
 		var n int
 		if err := rows.Scan(&term, &n); err != nil {
 			return nil, err
 		}
-		v.docs[term] = n
+		v.count[term] = n
 		v.terms = append(v.terms, term)
 	}
 	if err := rows.Err(); err != nil {
@@ -97,31 +97,61 @@ func deletions(w string) []string {
 	return out
 }
 
-// correct returns the term of the vocabulary a word was most likely meant as: the word itself when
-// a document holds it (or, for a word being typed, starts a term), else the most common term one
-// edit away, else the word unchanged.
-func (v *vocabulary) correct(word string, typing bool) string {
-	if v.docs[word] > 0 || utf8.RuneCountInString(word) < minCorrected {
-		return word
+// wordCounts counts the documents a viewer finds by its words.
+type wordCounts interface {
+	// docs returns how many documents the viewer finds hold the term.
+	docs(term string) (int, error)
+	// starts reports whether a document the viewer finds holds a term that starts with word.
+	starts(word string) (bool, error)
+}
+
+// docs returns how many of the audience's documents hold the term.
+func (v *vocabulary) docs(term string) (int, error) { return v.count[term], nil }
+
+// starts reports whether one of the audience's documents holds a term that starts with word.
+func (v *vocabulary) starts(word string) (bool, error) {
+	i, _ := slices.BinarySearch(v.terms, word)
+	return i < len(v.terms) && strings.HasPrefix(v.terms[i], word), nil
+}
+
+// correct returns the term a word was most likely meant as, by what counts says the viewer finds:
+// the word itself when a document holds it (or, for a word being typed, starts a term), else the
+// most common term one edit away, else the word unchanged. The vocabulary gives the candidates, so
+// counts must find no term that the vocabulary lacks.
+func (v *vocabulary) correct(word string, typing bool, counts wordCounts) (string, error) {
+	if utf8.RuneCountInString(word) < minCorrected {
+		return word, nil
 	}
-	if i, _ := slices.BinarySearch(v.terms, word); typing && i < len(v.terms) && strings.HasPrefix(v.terms[i], word) {
-		return word
+	if n, err := counts.docs(word); err != nil || n > 0 {
+		return word, err
+	}
+	if typing {
+		if ok, err := counts.starts(word); err != nil || ok {
+			return word, err
+		}
+	}
+	var candidates []string
+	consider := func(t string) {
+		if v.count[t] > 0 && oneEdit(word, t) && !slices.Contains(candidates, t) {
+			candidates = append(candidates, t)
+		}
+	}
+	v.deletedTo(word, consider) // a letter extra in the word
+	for _, del := range deletions(word) {
+		consider(del)              // a letter missing in the word
+		v.deletedTo(del, consider) // a letter changed, or two swapped
 	}
 	best, bestDocs := word, 0
-	consider := func(t string) {
-		if n := v.docs[t]; n > bestDocs && oneEdit(word, t) || n == bestDocs && n > 0 && t < best && oneEdit(word, t) {
+	for _, t := range candidates {
+		n, err := counts.docs(t)
+		if err != nil {
+			return word, err
+		}
+		if n > bestDocs || n == bestDocs && n > 0 && t < best {
 			best, bestDocs = t, n
 		}
 	}
-	consider(word)
-	v.deletedTo(word, consider) // a letter extra in the word
-	for _, del := range deletions(word) {
-		if v.docs[del] > 0 { // a letter missing in the word
-			consider(del)
-		}
-		v.deletedTo(del, consider) // a letter changed, or two swapped
-	}
-	return best
+	return best, nil
 }
 
 // oneEdit reports whether a and b differ by one letter inserted, deleted or changed, or two adjacent

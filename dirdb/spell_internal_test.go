@@ -9,9 +9,9 @@ import (
 // two swapped find the term, the most common term wins and ties go to the first in order, words
 // of other scripts are taken letter by letter, and words two edits away are left as they are.
 func TestCorrectFindsEveryKindOfOneEdit(t *testing.T) {
-	v := &vocabulary{docs: map[string]int{"clinic": 40, "cynic": 2, "dental": 30, "rental": 30,
+	v := &vocabulary{count: map[string]int{"clinic": 40, "cynic": 2, "dental": 30, "rental": 30,
 		"physio": 9, "ärztin": 3, "café": 5}}
-	for term := range v.docs {
+	for term := range v.count {
 		v.terms = append(v.terms, term)
 	}
 	slices.Sort(v.terms)
@@ -29,7 +29,7 @@ func TestCorrectFindsEveryKindOfOneEdit(t *testing.T) {
 		{"clnk", "clnk"},     // two edits away
 		{"phsyoo", "phsyoo"}, // two edits away
 	} {
-		if got := v.correct(c.word, false); got != c.want {
+		if got, _ := v.correct(c.word, false, v); got != c.want {
 			t.Errorf("correct(%q) = %q, want %q", c.word, got, c.want)
 		}
 	}

@@ -137,37 +137,54 @@ type candidate struct {
 	words []string
 }
 
-// suggestions returns everything the viewer may be suggested, by kind (types, places,
-// organisations), the most services first. A viewer without a narrowing gets its audience's list,
-// made once for the index's state; a narrowed one, a list of its own.
+// maxNarrowedCandidates bounds the candidates of the lists the index keeps for narrowed viewers
+// (about as many as a few audiences' lists of a national directory hold): past it, those kept are
+// forgotten.
+const maxNarrowedCandidates = 1 << 18
+
+// suggestKey names the list a viewer is suggested from: "" for its audience's own, when its
+// narrowing leaves it every service and organisation; else its areas and categories, and whether
+// it may read organisations.
+func suggestKey(bit int64, n dirsvc.Narrowing) string {
+	organisations := n.AllowsKind(dirsvc.KindOrganisation)
+	switch {
+	case !placeNarrowed(n) && organisations:
+		return ""
+	case organisations:
+		return narrowedKey(bit, n)
+	}
+	return narrowedKey(bit, n) + "|no organisations"
+}
+
+// suggestions returns everything the viewer may be suggested, by kind (types, places, and
+// organisations when its narrowing lets it read them), the most services first: its audience's
+// list, or for a narrowed viewer its narrowing's, made once for the index's state.
 func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestList, error) {
 	if err := d.freshSearch(ctx); err != nil {
 		return nil, fmt.Errorf("suggest: %w", err)
 	}
 	bit := audienceBit(v.Audience)
+	key := suggestKey(bit, v.Narrowing)
 	idx := &d.search
-	idx.mu.RLock()
-	idx.vmu.Lock()
-	list, ok := idx.suggestions[bit]
-	idx.vmu.Unlock()
-	gen := idx.gen
-	idx.mu.RUnlock()
-	if ok && !v.Narrowing.Narrowed() {
+	kept := func() (*suggestList, uint64) {
+		idx.mu.RLock()
+		defer idx.mu.RUnlock()
+		idx.vmu.Lock()
+		defer idx.vmu.Unlock()
+		if key == "" {
+			return idx.suggestions[bit], idx.gen
+		}
+		return idx.narrowedSuggestions[key], idx.gen
+	}
+	if list, _ := kept(); list != nil {
 		return list, nil
 	}
-	if !v.Narrowing.Narrowed() {
-		// One audience's list is made by one request at a time; the others wait for it.
-		idx.smu.Lock()
-		defer idx.smu.Unlock()
-		idx.mu.RLock()
-		idx.vmu.Lock()
-		list, ok = idx.suggestions[bit]
-		idx.vmu.Unlock()
-		gen = idx.gen
-		idx.mu.RUnlock()
-		if ok {
-			return list, nil
-		}
+	// One list is made by one request at a time; the others wait for it.
+	idx.smu.Lock()
+	defer idx.smu.Unlock()
+	list, gen := kept()
+	if list != nil {
+		return list, nil
 	}
 	// The taxonomy is read before the index's lock is taken (the index's lock is never held while
 	// waiting for the directory's gate); the list made is kept only if the index did not move on
@@ -178,6 +195,7 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestL
 	}
 	idx.mu.RLock()
 	defer idx.mu.RUnlock()
+	organisations := v.Narrowing.AllowsKind(dirsvc.KindOrganisation)
 	types, locals, places, orgs := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	placeNames, orgNames := map[string]string{}, map[string]string{}
 	for _, m := range idx.byOrd {
@@ -192,7 +210,7 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestL
 			places[m.Postcode]++
 			placeNames[m.Postcode+"|"+m.Locality] = strings.TrimSpace(m.Locality + " " + m.State + " " + m.Postcode)
 		}
-		if m.OrgName != "" {
+		if m.OrgName != "" && organisations {
 			orgs[m.Organisation]++
 			orgNames[m.Organisation] = m.OrgName
 		}
@@ -241,10 +259,19 @@ func (d *Directory) suggestions(ctx context.Context, v dirsvc.Viewer) (*suggestL
 		}
 		out[i].words = words[start:wordsEnd[i]:wordsEnd[i]]
 	}
-	list = newSuggestList(out, !v.Narrowing.Narrowed())
-	if !v.Narrowing.Narrowed() && idx.gen == gen {
+	list = newSuggestList(out, true)
+	if idx.gen == gen {
 		idx.vmu.Lock()
-		idx.suggestions[bit] = list
+		if key == "" {
+			idx.suggestions[bit] = list
+		} else {
+			if idx.narrowedCandidates+len(list.cands) > maxNarrowedCandidates {
+				clear(idx.narrowedSuggestions)
+				idx.narrowedCandidates = 0
+			}
+			idx.narrowedSuggestions[key] = list
+			idx.narrowedCandidates += len(list.cands)
+		}
 		idx.vmu.Unlock()
 	}
 	return list, nil
