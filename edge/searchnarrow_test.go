@@ -70,7 +70,7 @@ func TestNarrowedClientsSearchOnlyWhatTheyRead(t *testing.T) {
 		readable := func(path string) bool { return get(tok, path, nil) == 200 }
 		t.Run(fmt.Sprintf("%+v", n), func(t *testing.T) {
 			var found struct {
-				Items []struct{ PublicID string }
+				Items  []struct{ PublicID string }
 				Total  int
 				Facets map[string][]json.RawMessage
 			}
