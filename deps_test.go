@@ -51,6 +51,7 @@ var moduleHomes = map[string]string{
 	"github.com/andybalholm/brotli":         "edge",
 	"github.com/klauspost/compress":         "edge",
 	"github.com/rickar/cal":                 "edge",
+	"golang.org/x/image/":                   "cmd/dirsvc", // registers the WebP decoder that dirsvc.CheckImage finds through package image
 	"github.com/pb33f/":                     "edge/edgetest",
 	"golang.org/x/text/":                    "fhir",
 	"github.com/go-json-experiment/json":    "fhir",

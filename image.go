@@ -3,11 +3,7 @@ package dirsvc
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
-	"image"
-	_ "image/jpeg" // registers the JPEG decoder's configuration reader
-	_ "image/png"  // registers the PNG decoder's configuration reader
 	"strings"
 )
 
@@ -19,8 +15,12 @@ import (
 
 // Limits of a published image.
 const (
-	MaxImageBytes     = 2 << 20 // 2 MiB
+	MaxImageBytes     = 2 << 20 // 2 MiB, the file added and the copy published
 	MaxImageDimension = 4096    // pixels, each side
+	// MaxImageDecodedBytes bounds the memory decoding an image may take, reckoned from the size its
+	// header claims (pixels × the bytes per pixel its decoder allocates) before any pixel is
+	// decoded, so a decompression bomb is refused without being inflated: 4096×4096 at 4 bytes.
+	MaxImageDecodedBytes = 64 << 20
 )
 
 // Image is a published image.
@@ -28,7 +28,8 @@ type Image struct {
 	// SHA256 is the hex SHA-256 of Body: the image's name and entity tag.
 	SHA256    string
 	MediaType string
-	Body      []byte
+	// Body is the copy published: the image as checked, with no metadata (CheckImage).
+	Body []byte
 }
 
 // imageTypes are the media types a published image may have, by the extension of its path.
@@ -79,65 +80,72 @@ func ImageNamed(field string) string {
 	return sha
 }
 
-// CheckImage checks an image on its way in: PNG, JPEG or WebP by its content (never by a name;
-// SVG, which can carry scripts, and every other type are refused), at most MaxImageBytes, each side
-// at most MaxImageDimension pixels, and a header that decodes. It returns the image with its hash
-// and media type.
+// CheckImage checks an image on its way in and returns the copy to publish, with its hash and media
+// type. The image must be PNG, JPEG or WebP by its content (never by a name; SVG, which can carry
+// scripts, and every other type are refused), at most MaxImageBytes, each side at most
+// MaxImageDimension pixels, and take at most MaxImageDecodedBytes to decode (reckoned from its header,
+// before decoding). It must be whole, with nothing after its end (a file that is also an HTML page
+// or a ZIP archive is refused), and it must decode fully.
+//
+// The copy published carries no metadata, so a photo never publishes where or when it was taken:
+// a PNG is decoded and encoded again (no text, EXIF or time chunk survives); a JPEG too, its pixels
+// turned as its EXIF orientation says so that it shows the same way up without it (no EXIF, XMP,
+// IPTC or comment survives); a WebP keeps its image chunks alone (VP8 or VP8L, with ALPH and a
+// VP8X whose flags say only alpha), because Go has no WebP encoder. The same image always gives
+// the same bytes, and so the same hash. WebP is decoded by the decoder registered with package
+// image (the dirsvc binary registers golang.org/x/image/webp); without one, WebP is refused.
 func CheckImage(body []byte) (*Image, error) {
 	if len(body) > MaxImageBytes {
 		return nil, Errorf(EInvalid, "the image is %d bytes; the most is %d (2 MiB)", len(body), MaxImageBytes)
 	}
 	var mediaType string
-	var w, h int
+	var publish func([]byte) ([]byte, error)
 	switch {
-	case bytes.HasPrefix(body, []byte("\x89PNG\r\n\x1a\n")):
-		mediaType = "image/png"
+	case bytes.HasPrefix(body, []byte(pngSignature)):
+		mediaType, publish = "image/png", publishPNG
 	case bytes.HasPrefix(body, []byte("\xff\xd8\xff")):
-		mediaType = "image/jpeg"
+		mediaType, publish = "image/jpeg", publishJPEG
 	case len(body) >= 12 && string(body[:4]) == "RIFF" && string(body[8:12]) == "WEBP":
-		mediaType = "image/webp"
+		mediaType, publish = "image/webp", publishWebP
 	default:
 		return nil, Errorf(EInvalid, "the image is not PNG, JPEG or WebP")
 	}
-	if mediaType == "image/webp" {
-		var ok bool
-		if w, h, ok = webpSize(body); !ok {
-			return nil, Errorf(EInvalid, "the WebP image's header does not decode")
-		}
-	} else {
-		cfg, format, err := image.DecodeConfig(bytes.NewReader(body))
-		if err != nil || "image/"+format != mediaType {
-			return nil, Errorf(EInvalid, "the image's header does not decode as %s", mediaType)
-		}
-		w, h = cfg.Width, cfg.Height
+	out, err := publish(body)
+	if err != nil {
+		return nil, err
 	}
-	if w < 1 || h < 1 || w > MaxImageDimension || h > MaxImageDimension {
-		return nil, Errorf(EInvalid, "the image is %d×%d pixels; each side must be 1 to %d", w, h, MaxImageDimension)
+	if len(out) > MaxImageBytes {
+		return nil, Errorf(EInvalid, "the image without its metadata is %d bytes once encoded again; the most is %d (2 MiB): send it smaller", len(out), MaxImageBytes)
 	}
-	sum := sha256.Sum256(body)
-	return &Image{SHA256: hex.EncodeToString(sum[:]), MediaType: mediaType, Body: body}, nil
+	sum := sha256.Sum256(out)
+	return &Image{SHA256: hex.EncodeToString(sum[:]), MediaType: mediaType, Body: out}, nil
 }
 
-// webpSize reads the canvas size of a WebP image from its first chunk: VP8 (lossy), VP8L
-// (lossless) or VP8X (extended), as the WebP container specification lays them out.
-func webpSize(b []byte) (w, h int, ok bool) {
-	if len(b) < 30 || int64(binary.LittleEndian.Uint32(b[4:8]))+8 > int64(len(b)) {
-		return 0, 0, false
+// checkImageSize refuses an image by the size its header claims, before any pixel is decoded: each
+// side 1 to MaxImageDimension, and w × h × bytesPerPixel (what its decoder allocates) at most
+// MaxImageDecodedBytes.
+func checkImageSize(kind string, w, h int, bytesPerPixel int64) error {
+	if w < 1 || h < 1 || w > MaxImageDimension || h > MaxImageDimension {
+		return Errorf(EInvalid, "the image is %d×%d pixels; each side must be 1 to %d", w, h, MaxImageDimension)
 	}
-	switch string(b[12:16]) {
-	case "VP8 ":
-		if b[23] != 0x9d || b[24] != 0x01 || b[25] != 0x2a {
-			return 0, 0, false
-		}
-		return int(binary.LittleEndian.Uint16(b[26:28]) & 0x3fff), int(binary.LittleEndian.Uint16(b[28:30]) & 0x3fff), true
-	case "VP8L":
-		if b[20] != 0x2f {
-			return 0, 0, false
-		}
-		bits := binary.LittleEndian.Uint32(b[21:25])
-		return int(bits&0x3fff) + 1, int(bits>>14&0x3fff) + 1, true
-	case "VP8X":
-		return int(uint32(b[24])|uint32(b[25])<<8|uint32(b[26])<<16) + 1, int(uint32(b[27])|uint32(b[28])<<8|uint32(b[29])<<16) + 1, true
+	if need := int64(w) * int64(h) * bytesPerPixel; need > MaxImageDecodedBytes {
+		return Errorf(EInvalid, "the %s image of %d×%d pixels would take %d MiB to decode; the most is %d MiB", kind, w, h, (need+1<<20-1)>>20, MaxImageDecodedBytes>>20)
 	}
-	return 0, 0, false
+	return nil
+}
+
+// imageTruncated is the refusal of an image that ends before its end.
+func imageTruncated(kind, why string) error {
+	return Errorf(EInvalid, "the %s image is truncated: %s", kind, why)
+}
+
+// imageAfterEnd is the refusal of a file with bytes after its image's end: what follows could make
+// it another file too (an HTML page, a ZIP archive), which no published image may be.
+func imageAfterEnd(kind, end string, n int) error {
+	return Errorf(EInvalid, "the %s image has %d bytes after its end (%s); a file with anything after its image is refused", kind, n, end)
+}
+
+// imageUndecodable is the refusal of an image whose data does not decode.
+func imageUndecodable(kind string, err error) error {
+	return Errorf(EInvalid, "the %s image does not decode: %v", kind, err)
 }

@@ -6,21 +6,26 @@ import (
 	"io"
 	"os"
 
+	_ "golang.org/x/image/webp" // registers the WebP decoder dirsvc.CheckImage decodes WebP images with
+
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/dirdb"
 )
 
 // images adds published images (logos, photos) to a directory: each file is checked
-// (dirsvc.CheckImage: PNG, JPEG or WebP by content, at most 2 MiB and 4096 pixels a side) and stored
-// in the directory's published file, and its path is printed, for a record's logo or photo field.
+// (dirsvc.CheckImage: PNG, JPEG or WebP by content, at most 2 MiB and 4096 pixels a side, whole and
+// decoding fully) and a copy of it without metadata is stored in the directory's published file;
+// the copy's path is printed, for a record's logo or photo field.
 func (m *Main) images(ctx context.Context, args []string) error {
 	if len(args) == 0 || args[0] != "add" {
 		return usagef("usage: dirsvc images add --dir SLUG FILE...")
 	}
 	fs := m.command("images add", "--dir SLUG [--data DIR] FILE...\n\n"+
-		"Checks each image (PNG, JPEG or WebP by its content; at most 2 MiB and 4096 pixels a side) and publishes it\n"+
-		"in the directory; prints for each FILE the path that a logo or photo field names it by. Nothing is\n"+
-		"added when any file is refused.")
+		"Checks each image (PNG, JPEG or WebP by its content; at most 2 MiB and 4096 pixels a side; whole, with\n"+
+		"nothing after its end, and decoding fully) and publishes a copy of it without metadata (no EXIF, GPS\n"+
+		"position, XMP, comment or text chunk; turned the way its EXIF orientation says) in the directory;\n"+
+		"prints for each FILE the path that a logo or photo field names the copy by. Nothing is added when any\n"+
+		"file is refused.")
 	m.dataFlag(fs)
 	slug := fs.String("dir", "", "directory slug")
 	files, err := parseArgs(fs, args[1:], 1, -1)
