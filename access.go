@@ -243,7 +243,7 @@ func (r *AccessRequest) Validate() error {
 	if len(r.PractitionerListReason) > 2000 {
 		return InvalidParam("practitionerListReason", "at most 2000 characters")
 	}
-	return nil
+	return CheckText("practitionerListReason", r.PractitionerListReason)
 }
 
 // SigningKey is the public half of a token signing key.

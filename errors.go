@@ -20,6 +20,15 @@ const (
 	ERateLimited    = "rate-limited"        // 429, with Retry-After
 	EInternal       = "internal"            // 500
 	EUnavailable    = "unavailable"         // 503, with Retry-After: the primary cannot be reached
+	// 507, with Retry-After: the storage refused a write (full, over quota, or failing); see
+	// InsufficientStorage.
+	EInsufficientStorage = "insufficient-storage"
+)
+
+// Error codes of a request body the service does not read at all.
+const (
+	ETooLarge         = "request-too-large"      // 413; a body past the route's bound
+	EUnsupportedMedia = "unsupported-media-type" // 415; a body of a media type the route does not take
 )
 
 // Error is a domain error with a code the wire maps to a status. Message is written for the client;

@@ -7,16 +7,27 @@ const (
 	RoleEdge    = "edge"
 )
 
-// NodeStatus is what a node reports of itself on its health route: its role, whether it is healthy,
-// and the position of each file it replicates or follows.
+// NodeStatus is what a node reports of itself on its health route: its role, whether it is healthy
+// and ready, and the position of each file it replicates or follows.
 type NodeStatus struct {
-	Role    string       `json:"role"`
-	Healthy bool         `json:"healthy"`
+	Role    string `json:"role"`
+	Healthy bool   `json:"healthy"`
+	// Ready is false until every directory the node served when it started (an edge: once it has
+	// its first copies) answers every route at its usual cost: open, its search index loaded and
+	// its vocabularies read. The node answers 503 on its health route meanwhile. Once true it stays
+	// true: a directory added later warms without taking the node out of a load balancer.
+	Ready bool `json:"ready"`
+	// Warming names, in the full report only, the directories still loading.
+	Warming []string     `json:"warming,omitempty"`
 	Files   []FileStatus `json:"files,omitempty"`
 	// Replication is, on a primary, whether its replicas hold every committed change: a primary
 	// stays healthy while it serves (it is the only writer), and says here when a replica is
 	// behind.
 	Replication *ReplicationStatus `json:"replication,omitempty"`
+	// StorageFull is true while the node's storage refuses writes: one was refused for lack of
+	// space (or a quota, or a failing disk), and a probe write since failed too. The node is
+	// unhealthy meanwhile.
+	StorageFull bool `json:"storageFull,omitempty"`
 }
 
 // ReplicationStatus is how far a primary's replicas are behind: the replica folder (which edges
@@ -32,6 +43,20 @@ type ReplicationStatus struct {
 	FolderFailing  bool    `json:"folderFailing,omitempty"`
 	StorageFailing bool    `json:"storageFailing,omitempty"`
 	MaxLagSeconds  float64 `json:"maxLagSeconds"`
+	// DamagedFiles are the LTX files of the replica folder that failed verification (a disk that
+	// gave back other bytes than were written). Replication is unhealthy while one has no snapshot
+	// past it: until then, neither a restore nor a new edge gets past it.
+	DamagedFiles []DamagedReplicaFile `json:"damagedFiles,omitempty"`
+}
+
+// DamagedReplicaFile is an LTX file of a primary's replica folder that failed verification: File is
+// the replicated file ("dirs/demo/directory"), LTX the LTX file in its replica ("0/<min>-<max>.ltx"),
+// and SnapshotPast the position of a snapshot past it, from which restores and edges start (zero
+// while there is none).
+type DamagedReplicaFile struct {
+	File         string `json:"file"`
+	LTX          string `json:"ltx"`
+	SnapshotPast uint64 `json:"snapshotPast,omitempty"`
 }
 
 // FileStatus is the replication state of one file of the data folder (for example
@@ -45,6 +70,11 @@ type FileStatus struct {
 	// has lacked a change the folder holds.
 	StoredPosition    *uint64 `json:"storedPosition,omitempty"`
 	StorageLagSeconds float64 `json:"storageLagSeconds,omitempty"`
+	// On an edge: how many of the primary's LTX files of the directory failed verification, and
+	// how many times the copy was bootstrapped afresh past such a file (healed) since the edge
+	// started.
+	FailedVerifications uint64 `json:"failedVerifications,omitempty"`
+	Heals               uint64 `json:"heals,omitempty"`
 }
 
 // Platform is what an edge needs of the primary's platform file: the directories it serves, with

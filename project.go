@@ -14,35 +14,65 @@ import (
 // lack. Version 4 publishes the collections each audience may see (ProjectCollection) and keys
 // services by their local types (lt:), so categories count them. Version 5 moves the specialties of
 // practitioners' roles into the search documents' practitioners' column, so that a client that may
-// not read practitioners finds no service by them.
-const ProjectionVersion = 5
+// not read practitioners finds no service by them. Version 6 lists in each audience's taxonomy only
+// the entries the services it sees use (ProjectTaxonomy).
+const ProjectionVersion = 6
 
-// ProjectTaxonomy returns the taxonomy as audience a may see it, without any entry's audiences:
-// the local types a may see; the categories a may see that keep a platform type or a local type a
-// may see (a category of hidden local types is left out, not shown empty, which would tell that
-// hidden types exist), each with only those local types; every platform type, program and target
-// group.
-func ProjectTaxonomy(t *Taxonomy, a Audience) *TaxonomyView {
+// TaxonomyUse is what of a taxonomy the services one audience sees use: the codes of the platform
+// types, local types, programs and target groups that its views of the services carry. (A
+// practitioner role's specialties do not count: a tier may hold callers that may not read
+// practitioners, and its taxonomy would tell them what the roles it cannot read hold.)
+type TaxonomyUse struct {
+	PlatformTypes, LocalTypes, Programs, TargetGroups map[string]bool
+}
+
+// ProjectTaxonomy returns the taxonomy as audience a may see it, without any entry's audiences. An
+// entry is listed only when a service a sees uses it (used), so that a tier's taxonomy is made of
+// what the tier sees and nothing else: an entry only hidden services use (a refuge's type, say)
+// would tell that they exist. It lists the platform types, programs and target groups in use; the
+// local types a may see that are in use, each refining only listed platform types; and the
+// categories a may see that keep a listed platform type or local type, each with only those (a
+// category of hidden or unused types is left out, not shown empty, which would tell that they
+// exist).
+func ProjectTaxonomy(t *Taxonomy, a Audience, used TaxonomyUse) *TaxonomyView {
 	out := &TaxonomyView{Categories: []CategoryView{}, PlatformTypes: []PlatformType{}, LocalTypes: []LocalTypeView{},
 		Programs: []Term{}, TargetGroups: []Term{}}
-	visible := map[string]bool{}
+	types, locals := map[string]bool{}, map[string]bool{}
+	for _, pt := range t.PlatformTypes {
+		if used.PlatformTypes[pt.Code] {
+			types[pt.Code] = true
+			out.PlatformTypes = append(out.PlatformTypes, pt)
+		}
+	}
+	notIn := func(set map[string]bool) func(string) bool {
+		return func(code string) bool { return !set[code] }
+	}
 	for _, lt := range t.LocalTypes {
-		if lt.VisibleTo.Has(a) {
-			visible[lt.Code] = true
-			out.LocalTypes = append(out.LocalTypes, LocalTypeView{Code: lt.Code, Slug: lt.Slug, Label: lt.Label, Icon: lt.Icon, Refines: lt.Refines})
+		if lt.VisibleTo.Has(a) && used.LocalTypes[lt.Code] {
+			locals[lt.Code] = true
+			out.LocalTypes = append(out.LocalTypes, LocalTypeView{Code: lt.Code, Slug: lt.Slug, Label: lt.Label, Icon: lt.Icon,
+				Refines: slices.DeleteFunc(slices.Clone(lt.Refines), notIn(types))})
 		}
 	}
 	for _, c := range t.Categories {
-		local := slices.DeleteFunc(slices.Clone(c.LocalTypes), func(code string) bool { return !visible[code] })
-		if !c.VisibleTo.Has(a) || len(c.Types) == 0 && len(local) == 0 {
+		ts := slices.DeleteFunc(slices.Clone(c.Types), notIn(types))
+		local := slices.DeleteFunc(slices.Clone(c.LocalTypes), notIn(locals))
+		if !c.VisibleTo.Has(a) || len(ts) == 0 && len(local) == 0 {
 			continue
 		}
 		out.Categories = append(out.Categories, CategoryView{Code: c.Code, Name: c.Name, Icon: c.Icon, Order: c.Order,
-			Types: c.Types, LocalTypes: local})
+			Types: ts, LocalTypes: local})
 	}
-	out.PlatformTypes = append(out.PlatformTypes, t.PlatformTypes...)
-	out.Programs = append(out.Programs, t.Programs...)
-	out.TargetGroups = append(out.TargetGroups, t.TargetGroups...)
+	for _, p := range t.Programs {
+		if used.Programs[p.Code] {
+			out.Programs = append(out.Programs, p)
+		}
+	}
+	for _, g := range t.TargetGroups {
+		if used.TargetGroups[g.Code] {
+			out.TargetGroups = append(out.TargetGroups, g)
+		}
+	}
 	return out
 }
 

@@ -18,13 +18,16 @@ limits=(--base-url http://127.0.0.1:$port --anonymous-per-minute 1000000000 --an
   --addr 127.0.0.1:$port "${limits[@]}" 2>"$out/edge-primary.log" &
 primary=$!
 trap 'kill $primary $edge 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
+wait_ready 127.0.0.1:$port
 start=$(date +%s.%N)
 "$out/dirsvc" edge --data "$out/edge-data" --primary http://127.0.0.1:$port --replication-token "$token" \
   --addr 127.0.0.1:$((port + 2)) --metrics-addr 127.0.0.1:$((port + 1002)) "${limits[@]}" 2>"$out/edge-edge.log" &
 edge=$!
-until curl -sf http://127.0.0.1:$((port + 1002))/healthz | grep -q '"name"'; do sleep 0.5; done
+copied() { curl -s http://127.0.0.1:$((port + 1002))/healthz | grep -q '"name"'; }
+wait_until 1800 "the edge's copy of the directory" copied
 echo "edge bootstrapped the directory in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e-s}') s"
+wait_ready 127.0.0.1:$((port + 2))
+echo "edge ready (search index loaded) $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e-s}') s after its start"
 head -1000 "$out/ids.txt" | while read -r id; do
   [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/v1/d/demo/services/$id?view=brief")" = 200 ] && echo "$id"
 done > "$out/edge-ids.txt"

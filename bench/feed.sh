@@ -20,7 +20,7 @@ secret=$(echo "$client" | sed 's/.*"clientSecret":"\([^"]*\)".*/\1/')
 "$out/dirsvc" serve --data "$data" --addr 127.0.0.1:$port 2>"$out/feed-serve.log" &
 serve=$!
 trap 'kill $serve 2>/dev/null || true; "$out/dirsvc" clients --data "$data" revoke "$id" >/dev/null 2>&1 || true' EXIT
-until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
+wait_ready 127.0.0.1:$port
 # The first read opens the directory (and migrates a folder made by an older version).
 curl -sf --max-time 600 -o /dev/null http://127.0.0.1:$port/v1/d/demo/developers
 token=$(curl -sf -u "$id:$secret" -d grant_type=client_credentials -d directory=demo http://127.0.0.1:$port/oauth/token \

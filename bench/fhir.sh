@@ -21,7 +21,7 @@ go build -o "$out/fhirpage" ./bench/fhirpage
   --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/serve.log" &
 serve=$!
 trap 'kill $serve $plain 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
+wait_ready 127.0.0.1:$port
 "$out/plain" --from http://127.0.0.1:$port --ids "$out/ids.txt" --kept "$out/kept.txt" --addr 127.0.0.1:$((port + 1)) &
 plain=$!
 until curl -sf -o /dev/null "http://127.0.0.1:$((port + 1))/v1/d/demo/services/$(head -1 "$out/kept.txt" 2>/dev/null)"; do sleep 0.2; done

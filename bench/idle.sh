@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 out=bench/out
 mkdir -p "$out"
 go build -o "$out/dirsvc" ./cmd/dirsvc
+source bench/wait.sh
 data="$out/many-$n"
 # A fresh folder each run: the primary's first replication is part of what an edge waits for.
 rm -rf "$data" "$out/many-replica" "$out/many-edge" "$out/many-files"
@@ -26,12 +27,14 @@ token=bench-replication-token
   --base-url http://127.0.0.1:8093 --addr 127.0.0.1:8093 2>"$out/many-primary.log" &
 primary=$!
 trap 'kill $primary $edge 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:8093/healthz >/dev/null; do sleep 0.2; done
+wait_ready 127.0.0.1:8093
 start=$(date +%s.%N)
 "$out/dirsvc" edge --data "$out/many-edge" --primary http://127.0.0.1:8093 --replication-token "$token" \
   --base-url http://127.0.0.1:8093 --addr 127.0.0.1:8094 --metrics-addr 127.0.0.1:9094 --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/many-edge.log" &
 edge=$!
-until [ "$(curl -s http://127.0.0.1:9094/healthz | grep -o '"name"' | wc -l)" -ge "$n" ] && curl -sf http://127.0.0.1:8094/healthz >/dev/null; do sleep 0.5; done
+copied() { [ "$(curl -s http://127.0.0.1:9094/healthz | grep -o '"name"' | wc -l)" -ge "$n" ]; }
+wait_until 3600 "the edge's copies of $n directories" copied
+wait_ready 127.0.0.1:8094
 echo "edge bootstrapped $n directories in $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN {printf "%.1f", e-s}') s"
 
 tick=$(getconf CLK_TCK)

@@ -27,6 +27,7 @@ for p in $((port + 1)) $((port + 2)); do
 done
 go build -o "$out/dirsvc" ./cmd/dirsvc
 go build -o "$out/mirrorlag" ./bench/mirrorlag
+source bench/wait.sh
 
 file="$out/demo-$services.ndjson"
 b="$out/mirror-b-$services"
@@ -51,7 +52,7 @@ admin=$(head -c 32 /dev/urandom | base64)
 serveb=$!
 servea=
 trap 'kill $serveb $servea 2>/dev/null || true; "$out/dirsvc" clients --data "$b" revoke "$id" >/dev/null 2>&1 || true' EXIT
-until curl -sf http://127.0.0.1:$((port + 1))/healthz >/dev/null; do sleep 0.2; done
+wait_ready 127.0.0.1:$((port + 1))
 curl -sf --max-time 600 -o /dev/null http://127.0.0.1:$((port + 1))/v1/d/demo/developers # opens the directory
 
 DIRSVC_MIRROR_CLIENT_SECRET="$secret" "$out/dirsvc" mirror --data "$a" add --dir agg --name b \
@@ -71,7 +72,7 @@ echo "== steady-state lag from a change at B to a read at A, default settings (t
 reader=$("$out/dirsvc" clients --data "$a" create --name "Reader" --directory agg --tier partner --scopes "graph:read")
 "$out/dirsvc" serve --data "$a" --addr 127.0.0.1:$((port + 2)) --metrics-addr 127.0.0.1:0 --mirror-allow-loopback 2>"$out/mirror-a.log" &
 servea=$!
-until curl -sf http://127.0.0.1:$((port + 2))/healthz >/dev/null; do sleep 0.2; done
+wait_ready 127.0.0.1:$((port + 2))
 token=$(curl -sf -u "$(echo "$reader" | field clientId):$(echo "$reader" | field clientSecret)" \
   -d grant_type=client_credentials -d directory=agg http://127.0.0.1:$((port + 2))/oauth/token | field access_token)
 "$out/mirrorlag" -upstream "http://127.0.0.1:$((port + 1))" -mirror "http://127.0.0.1:$((port + 2))" -admin-token "$admin" -token "$token" -file "$file" -n "$changes"

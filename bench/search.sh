@@ -59,10 +59,10 @@ done
   --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/search-serve.log" &
 serve=$!
 trap 'kill $serve 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
-# The first search loads the documents (a search that waits longer than its time budget answers 503,
-# and the loading goes on), the first misspelt one the vocabulary.
-until curl -sf -o /dev/null "http://127.0.0.1:$port/v1/d/demo/search/services?q=gp"; do sleep 1; done
+wait_ready 127.0.0.1:$port
+# Ready: the documents, each tier's vocabulary and autocomplete list are loaded. One search of each
+# kind all the same before the measures (each must answer 200).
+curl -sf -o /dev/null "http://127.0.0.1:$port/v1/d/demo/search/services?q=gp"
 curl -sf -o /dev/null "http://127.0.0.1:$port/v1/d/demo/search/services?q=clinc"
 curl -sf -o /dev/null "http://127.0.0.1:$port/v1/d/demo/autocomplete?q=g"
 

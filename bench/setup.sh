@@ -18,6 +18,7 @@ for p in $port $((port + 1)) $((port + 2)) $((port + 1002)); do
   fi
 done
 go build -o "$out/dirsvc" ./cmd/dirsvc
+source bench/wait.sh
 
 file="$out/demo-$services.ndjson"
 data="$out/data-$services"

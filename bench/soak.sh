@@ -58,7 +58,7 @@ cat "$data"/dirs/*/*.db > /dev/null
   --anonymous-per-minute 1000000000 --anonymous-per-day 1000000000 2>"$out/serve.log" &
 serve=$!
 trap 'kill $serve 2>/dev/null || true' EXIT
-until curl -sf http://127.0.0.1:$port/healthz >/dev/null; do sleep 0.2; done
+wait_ready 127.0.0.1:$port
 curl -sf --max-time 600 -o /dev/null http://127.0.0.1:$port/v1/d/demo/developers
 # deepen replaces each cursor=DEEP of a file of list paths by a cursor the server gave for that
 # query, 1 to 5 pages in. Cursors are bound to their query, so each is got by following nextCursor.

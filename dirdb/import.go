@@ -78,9 +78,7 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 	if err := w.putDirectory(snap); err != nil {
 		return err
 	}
-	if err := w.putTaxonomy(&snap.Taxonomy); err != nil {
-		return err
-	}
+	w.taxonomyStale = true // published once the records are (refreshTaxonomy): it lists what they use
 	if err := w.putCollections(snap.Collections, dirsvc.Today(w.now, snap.Directory.TimeZone)); err != nil {
 		return err
 	}

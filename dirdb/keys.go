@@ -9,9 +9,9 @@ import (
 
 // listKey is a row of list_keys: a key a record is found by, and the audiences whose view carries it.
 // The keys are those of schema/directory/0002_list_keys.sql and, for site:, 0005_list_plans.sql (tc:
-// 0006, lt: 0010), which fill the table from published views the same way (a test holds them to the
-// same result); img: (images.go) came with the images table (0014), before which no view could
-// name a published image.
+// 0006, lt: 0010, pg: and tg: 0015), which fill the table from published views the same way (a test
+// holds them to the same result); img: (images.go) came with the images table (0014), before which
+// no view could name a published image.
 type listKey struct {
 	key       string
 	audiences int64
@@ -28,9 +28,14 @@ const (
 	keyTypeCat = "tc:"
 	// keyLocal is a local type (a specialty) a service is tagged with, as the audience sees it: a
 	// category made of local types counts exactly the services that carry one of its keys.
-	keyLocal  = "lt:"
-	keyActive = "active"
-	keyID     = "id:"
+	keyLocal = "lt:"
+	// keyProgram and keyTargetGroup are a program and a target group of a service, as the audience's
+	// view shows them: with type: and lt:, what tells which entries of the taxonomy the services an
+	// audience sees use (taxonomy.go).
+	keyProgram     = "pg:"
+	keyTargetGroup = "tg:"
+	keyActive      = "active"
+	keyID          = "id:"
 )
 
 // typeCat is the keyTypeCat key of a type and a category.
@@ -67,6 +72,12 @@ func keysOfView(v any) []string {
 		}
 		for _, lt := range x.Specialties {
 			out = append(out, keyLocal+lt.ID)
+		}
+		for _, p := range x.Programs {
+			out = append(out, keyProgram+p.Code)
+		}
+		for _, g := range x.TargetGroups {
+			out = append(out, keyTargetGroup+g.Code)
 		}
 		ids(x.Identifiers)
 	case *dirsvc.LocationView:

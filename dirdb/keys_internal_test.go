@@ -40,7 +40,7 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var backfill, sites, typeCats, locals, times string
+	var backfill, sites, typeCats, locals, terms, times string
 	for _, m := range migrations {
 		sql := m.SQL
 		if strings.Contains(m.Name, "list_keys") {
@@ -56,11 +56,15 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 		if strings.Contains(m.Name, "collection_views") {
 			locals = sql[strings.Index(sql, "INSERT INTO list_keys"):]
 		}
+		if strings.Contains(m.Name, "taxonomy_use_keys") {
+			terms = sql[strings.Index(sql, "INSERT INTO list_keys"):]
+		}
 	}
-	if backfill == "" || sites == "" || typeCats == "" || locals == "" {
+	if backfill == "" || sites == "" || typeCats == "" || locals == "" || terms == "" {
 		t.Fatal("no list_keys or list_plans migration")
 	}
-	if !strings.Contains(published, " site:") || !strings.Contains(published, " tc:") || !strings.Contains(published, " lt:") {
+	if !strings.Contains(published, " site:") || !strings.Contains(published, " tc:") || !strings.Contains(published, " lt:") ||
+		!strings.Contains(published, " pg:") || !strings.Contains(published, " tg:") {
 		t.Fatalf("publishing wrote no site or type-category keys\n%.500s", published)
 	}
 	if _, err := d.writer.ExecContext(ctx, "DELETE FROM list_keys"); err != nil {
@@ -76,6 +80,9 @@ func TestBackfillFindsWhatPublishingWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := d.writer.ExecContext(ctx, locals); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.writer.ExecContext(ctx, terms); err != nil {
 		t.Fatal(err)
 	}
 	d.changed()

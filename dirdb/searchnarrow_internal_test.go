@@ -220,6 +220,9 @@ func TestNarrowedSearchReadsOnlyItsOwnPlaces(t *testing.T) {
 			}
 		}
 		for place := range inside {
+			if strings.Trim(place, "abcdefghijklmnopqrstuvwxyz ") != "" {
+				continue // a locality with other characters ("stun'sail boom") is not read from words
+			}
 			if res := search(t, d, v, dirsvc.SearchQuery{Text: "gp in " + place}); res.Reading.Place == nil {
 				t.Errorf("%s %+v: %q, where services the viewer finds are, is not read as a place", v.Audience, v.Narrowing, place)
 			}

@@ -89,6 +89,19 @@ func (s *Store) SetViewCacheBudget(n int64) { s.cached.budget.Store(max(n, 0)) }
 // wants its first searches answered, a command-line tool does not want the work.
 func (s *Store) SetWarmSearch(on bool) { s.warm.Store(on) }
 
+// Warmed returns a channel closed once the directory answers searches at their usual cost: its
+// search index loaded, and each audience's vocabulary and autocomplete list read (or the loading
+// ended by an error, which the next search reports). It is closed at once for a directory opened
+// while the store did not warm directories (see SetWarmSearch).
+func (d *Directory) Warmed() <-chan struct{} {
+	if d.warmed == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	return d.warmed
+}
+
 // fresh drops what the store keeps of the platform file if any connection or process committed to
 // it since the last look: the public keys, the directories' descriptions (they carry the platform's
 // switches), and directories another process dropped.

@@ -54,6 +54,9 @@ type writeTx struct {
 	// ahead, if set, are the search documents being made beside the steps before the search step
 	// (searchAhead).
 	ahead *docsAhead
+	// taxonomyStale says the write imported a taxonomy or changed a service's views: each audience's
+	// taxonomy, which lists what the services it sees use, is published again (refreshTaxonomy).
+	taxonomyStale bool
 }
 
 // exec runs a statement in tx, preparing each distinct statement once per write: an import runs the
@@ -163,6 +166,9 @@ func writeFiles(ctx context.Context, pub, ops *sql.DB, fn func(w *writeTx) error
 	if err := fn(w); err != nil {
 		return dirsvc.ImportStats{}, err
 	}
+	if err := w.refreshTaxonomy(); err != nil {
+		return dirsvc.ImportStats{}, err
+	}
 	w.step("records", start, 0) // with the steps fn noted inside it (an import's indexes)
 	commitOps := opsTx.Commit
 	if w.fresh {
@@ -263,6 +269,7 @@ func (w *writeTx) apply(m *dirsvc.Meta, p publication) error {
 		nullable(r.refs[2]), nullable(r.refs[3]), r.updatedAt.Format(time.RFC3339Nano), r.heads.encode())
 	w.touched(r.kind, id, p.prevRefs, r.refs)
 	w.touchedSearch(r.kind, id, p.prevRefs, r.refs)
+	w.taxonomyStale = w.taxonomyStale || r.kind == dirsvc.KindService
 	if !p.isNew {
 		if err := w.exec(w.pub, "DELETE FROM projections WHERE public_id = ?", id); err != nil {
 			return fmt.Errorf("publish %s: %w", id, err)

@@ -55,7 +55,7 @@ func (s *Server) handleAutocomplete(w http.ResponseWriter, r *http.Request) {
 		w.Header()[keyCacheControl] = autocompleteCacheControl
 	}
 	etag, f := s.composed(body)
-	if body, etag, f, err = s.localise(w, r, body, etag, f); err != nil {
+	if body, etag, f, err = s.localise(w, r, viewer.Audience, body, etag, f); err != nil {
 		s.error(w, r, err)
 		return
 	}

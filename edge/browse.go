@@ -22,8 +22,8 @@ var homeParam = param{name: "home"}
 func countTag(r *http.Request) string { return "cat:" + r.PathValue("dir") }
 
 // browseCategories returns the categories the viewer's tier sees (dirsvc.ProjectTaxonomy: hidden
-// ones, and those left with no type the tier sees, are left out), counts not yet filled, and what
-// each finds.
+// ones, and those left with no type that services the tier sees use, are left out), counts not yet
+// filled, and what each finds.
 func browseCategories(ctx context.Context, dir dirsvc.DirectoryReader, v dirsvc.Viewer) ([]dirsvc.BrowseCategory, []dirsvc.CategoryServices, error) {
 	p, err := dir.Taxonomy(ctx, v.Audience)
 	if err != nil {

@@ -612,19 +612,21 @@ func TestExportRequestsAreChecked(t *testing.T) {
 	s := newExportServer(t, demoFiles(t)["demo"])
 	tok := token(t, grant{dir: "demo", tier: dirsvc.Partner, scopes: "graph:read export:run"})
 	for body, param := range map[string]string{
-		`{"formats":["xlsx"]}`:             "formats",
-		`{"types":["patient"]}`:            "types",
-		`{"since":"yesterday"}`:            "since",
-		`{"colour":"blue"}`:                "colour",
-		`{"formats":"csv"}`:                "formats",
-		`[1,2]`:                            "body",
-		`{"formats":["csv"]} {}`:           "body",
-		strings.Repeat(" ", 17<<10) + "{}": "body",
+		`{"formats":["xlsx"]}`:   "formats",
+		`{"types":["patient"]}`:  "types",
+		`{"since":"yesterday"}`:  "since",
+		`{"colour":"blue"}`:      "colour",
+		`{"formats":"csv"}`:      "formats",
+		`[1,2]`:                  "body",
+		`{"formats":["csv"]} {}`: "body",
 	} {
 		r := s.exportRequest(t, tok, body)
 		if r.status != http.StatusBadRequest || r.json(t)["param"] != param {
 			t.Errorf("%.40q: %d %s, want 400 naming %s", body, r.status, r.body, param)
 		}
+	}
+	if r := s.exportRequest(t, tok, strings.Repeat(" ", 17<<10)+"{}"); r.status != http.StatusRequestEntityTooLarge || r.json(t)["code"] != dirsvc.ETooLarge {
+		t.Errorf("a body past the bound: %d %s, want 413", r.status, r.body)
 	}
 	if r := s.getAs(t, tok, "/v1/d/demo/exports/not-a-uuid"); r.status != http.StatusNotFound {
 		t.Errorf("a malformed id: %d", r.status)

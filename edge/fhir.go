@@ -49,6 +49,7 @@ var fhirIssueCodes = map[string]string{
 	dirsvc.ENotFound: "not-found", dirsvc.EGone: "deleted", dirsvc.EInvalid: "invalid", dirsvc.EInvalidToken: "login",
 	dirsvc.EForbiddenScope: "forbidden", dirsvc.ERateLimited: "throttled", dirsvc.EInternal: "exception",
 	dirsvc.EUnavailable: "transient", eMethodNotAllowed: "not-supported", fhir.ENotAcceptable: "not-supported",
+	dirsvc.EUnsupportedMedia: "not-supported", dirsvc.ETooLarge: "too-long", dirsvc.EInsufficientStorage: "transient",
 }
 
 // writeOutcome writes an error of a FHIR route as an OperationOutcome with the status of its code.

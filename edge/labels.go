@@ -112,10 +112,10 @@ func varyLanguage(h http.Header) {
 	}
 }
 
-// localise returns a body carrying platform labels, its entity tag and its coded forms in the
-// language the request negotiates, and sets Content-Language and Vary. In the directory's language
-// it returns them as they are.
-func (s *Server) localise(w http.ResponseWriter, r *http.Request, body []byte, etag string, f forms) ([]byte, string, forms, error) {
+// localise returns a body carrying platform labels, made for audience a, its entity tag and its
+// coded forms in the language the request negotiates, and sets Content-Language and Vary. In the
+// directory's language it returns them as they are.
+func (s *Server) localise(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, body []byte, etag string, f forms) ([]byte, string, forms, error) {
 	lang := negotiateLanguage(r.Header[keyAcceptLanguage], dirsvc.DirectoryLanguage)
 	h := w.Header()
 	h[keyContentLanguage] = contentLanguages[lang]
@@ -123,7 +123,7 @@ func (s *Server) localise(w http.ResponseWriter, r *http.Request, body []byte, e
 	if lang == dirsvc.DirectoryLanguage {
 		return body, etag, f, nil
 	}
-	tr, err := s.translator(r, dirsvc.LabelsOf(lang))
+	tr, err := s.translator(r, a, dirsvc.LabelsOf(lang))
 	if err != nil {
 		return nil, "", nil, err
 	}
@@ -138,7 +138,7 @@ func (s *Server) localise(w http.ResponseWriter, r *http.Request, body []byte, e
 // writeLabelled is writeJSON for a body that carries platform labels.
 func (s *Server) writeLabelled(w http.ResponseWriter, r *http.Request, a dirsvc.Audience, body []byte) {
 	etag, f := s.composed(body)
-	body, etag, f, err := s.localise(w, r, body, etag, f)
+	body, etag, f, err := s.localise(w, r, a, body, etag, f)
 	if err != nil {
 		s.error(w, r, err)
 		return
@@ -152,18 +152,20 @@ func (s *Server) writeLabelled(w http.ResponseWriter, r *http.Request, a dirsvc.
 // another.
 type translator struct {
 	from, to *dirsvc.Labels
-	// types are the codes of the directory's platform types by their labels: a service card names
-	// its type by label alone.
+	// types are the codes of the platform types the audience's taxonomy lists, by their labels: a
+	// service card names its type by label alone.
 	types map[string]string
 }
 
-// translator returns the translator of the request's directory into the language to.
-func (s *Server) translator(r *http.Request, to *dirsvc.Labels) (*translator, error) {
+// translator returns the translator of the request's directory into the language to, for a body
+// made for audience a: the platform types of the services a body for a shows are those a's taxonomy
+// lists (the public's lacks those only services hidden from the public use).
+func (s *Server) translator(r *http.Request, a dirsvc.Audience, to *dirsvc.Labels) (*translator, error) {
 	dir, _, err := s.directory(r.Context(), r.PathValue("dir"))
 	if err != nil {
 		return nil, err
 	}
-	p, err := dir.Taxonomy(r.Context(), dirsvc.Public)
+	p, err := dir.Taxonomy(r.Context(), a)
 	if err != nil {
 		return nil, err
 	}

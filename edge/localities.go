@@ -49,10 +49,10 @@ const (
 )
 
 // eTooLarge and eUnsupportedMedia are the codes of a request body too large or of a type the
-// endpoint does not take. They are the edge's own, as eMethodNotAllowed.
+// endpoint does not take.
 const (
-	eTooLarge         = "request-too-large"
-	eUnsupportedMedia = "unsupported-media-type"
+	eTooLarge         = dirsvc.ETooLarge
+	eUnsupportedMedia = dirsvc.EUnsupportedMedia
 )
 
 // handleNearestLocality answers POST /v1/d/{dir}/localities/nearest: the place of the directory's

@@ -48,6 +48,9 @@ var problemKinds = map[string]struct {
 	eTooLarge:              {http.StatusRequestEntityTooLarge, "Request body too large"},
 	eUnsupportedMedia:      {http.StatusUnsupportedMediaType, "Unsupported media type"},
 	fhir.ENotAcceptable:    {http.StatusNotAcceptable, "Not acceptable"},
+
+	// Its answer carries Retry-After (storageRefused).
+	dirsvc.EInsufficientStorage: {http.StatusInsufficientStorage, "Insufficient storage"},
 }
 
 // ProblemTypeBase prefixes problem type URIs; the code follows it.
@@ -68,11 +71,15 @@ func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	var e *dirsvc.Error
-	if !errors.As(err, &e) || problemKinds[e.Code].status == 0 {
+	if dirsvc.InsufficientStorage(err) {
+		e = s.storageRefused(w, r, err)
+	} else if !errors.As(err, &e) || problemKinds[e.Code].status == 0 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		e = dirsvc.Errorf(dirsvc.EInternal, "The service could not answer this request.")
 	} else if e.Code == dirsvc.EInternal {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	} else if e.Code == dirsvc.EUnavailable && e.Unwrap() != nil {
+		s.unavailableFor(w, r, e)
 	}
 	k := problemKinds[e.Code]
 	if r.URL.Path == TokenPath {

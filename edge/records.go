@@ -298,7 +298,7 @@ func (s *Server) getRecord(w http.ResponseWriter, r *http.Request, rt recordRout
 			etag, f = s.composed(body)
 		}
 	}
-	if body, etag, f, err = s.localise(w, r, body, etag, f); err != nil {
+	if body, etag, f, err = s.localise(w, r, rd.viewer.Audience, body, etag, f); err != nil {
 		s.error(w, r, err)
 		return
 	}

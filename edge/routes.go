@@ -62,12 +62,12 @@ func (s *Server) handleCopyFree(pattern string, h http.HandlerFunc) {
 	s.mux.HandleFunc(pattern, h)
 }
 
-// handleHealth answers a load balancer: the node's role and whether it is healthy (503 when not),
-// nothing more. The full report, with the data folder's files and replication, is served on the
-// private metrics address (Report).
+// handleHealth answers a load balancer: the node's role and whether it is healthy and ready (503
+// when not), nothing more. The full report, with the data folder's files and replication, is
+// served on the private metrics address (Report).
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	st := s.status(r.Context())
-	s.writeHealth(w, r, dirsvc.NodeStatus{Role: st.Role, Healthy: st.Healthy})
+	s.writeHealth(w, r, dirsvc.NodeStatus{Role: st.Role, Healthy: st.Healthy, Ready: st.Ready})
 }
 
 // Report is the node's full health report: its role, each replicated or followed file's position and
@@ -80,10 +80,18 @@ func (s *Server) Report() http.Handler {
 }
 
 func (s *Server) status(ctx context.Context) dirsvc.NodeStatus {
-	if s.cfg.Status == nil {
-		return dirsvc.NodeStatus{Role: dirsvc.RoleServe, Healthy: true}
+	st := dirsvc.NodeStatus{Role: dirsvc.RoleServe, Healthy: true}
+	if s.cfg.Status != nil {
+		st = s.cfg.Status(ctx)
 	}
-	return s.cfg.Status(ctx)
+	if s.storage.refusing(ctx, s.cfg.StorageProbe, s.cfg.Now()) {
+		st.Healthy, st.StorageFull = false, true
+	}
+	st.Ready, st.Warming = true, nil
+	if s.cfg.Ready != nil {
+		st.Ready, st.Warming = s.cfg.Ready()
+	}
+	return st
 }
 
 func (s *Server) writeHealth(w http.ResponseWriter, r *http.Request, st dirsvc.NodeStatus) {
@@ -94,7 +102,7 @@ func (s *Server) writeHealth(w http.ResponseWriter, r *http.Request, st dirsvc.N
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	if !st.Healthy {
+	if !st.Healthy || !st.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	w.Write(body)

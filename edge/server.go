@@ -43,6 +43,13 @@ type Config struct {
 	// Status reports the node's role and replication state on /healthz; nil reports a healthy
 	// serve node. An unhealthy node answers 503 there.
 	Status func(context.Context) dirsvc.NodeStatus
+	// Ready reports whether the node is ready (see dirsvc.NodeStatus.Ready) and the directories
+	// still warming; a node not ready answers 503 on /healthz. Nil: always ready.
+	Ready func() (ready bool, warming []string)
+	// StorageProbe writes a little to every folder the node writes to and reports whether the
+	// storage took it: after a write was refused for lack of storage, the node is unhealthy until
+	// a probe succeeds (see storage.go). Nil: until storageRetry has passed since the last refusal.
+	StorageProbe func(context.Context) error
 	// Forwarding makes the node an edge: what it does not serve goes to the primary. Nil: it
 	// serves everything itself.
 	Forwarding *Forwarding
@@ -107,6 +114,8 @@ type Server struct {
 	portals        portalCache      // developer portal pages as rendered
 	// apiRef is the portal's reference of the operations, read once from the served document.
 	apiRef func() (*apiReference, error)
+	// storage is whether the node's storage refuses writes (storage.go).
+	storage storageHealth
 }
 
 // New returns a Server.

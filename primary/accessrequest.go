@@ -3,13 +3,13 @@ package primary
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/dirsvc/dirsvc"
+	"github.com/dirsvc/dirsvc/edge"
 )
 
 // AccessRequestBody is the body of an access request (POST /v1/access-requests).
@@ -65,7 +65,9 @@ func (s *Portal) HandleAccessRequest(w http.ResponseWriter, r *http.Request) {
 		s.Edge.WriteError(w, r, err)
 		return
 	}
-	s.replicated(w, r)
+	if !s.replicated(w, r) {
+		return
+	}
 	b, err := json.Marshal(req)
 	if err != nil {
 		s.Edge.WriteError(w, r, err)
@@ -82,39 +84,12 @@ func (s *Portal) HandleAccessRequest(w http.ResponseWriter, r *http.Request) {
 // maxAccessRequestBody bounds an access request's body.
 const maxAccessRequestBody = 8 << 10
 
-// readAccessRequest reads an access request's JSON body: an object with the members of
-// AccessRequestBody and no other, each once.
+// readAccessRequest reads an access request's JSON body (edge.ReadJSON): an object with the members
+// of AccessRequestBody and no other, each once.
 func readAccessRequest(w http.ResponseWriter, r *http.Request) (*AccessRequestBody, error) {
-	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) != "application/json" {
-		return nil, dirsvc.InvalidParam("Content-Type", "send the request as application/json")
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAccessRequestBody))
-	if err != nil {
-		return nil, dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", maxAccessRequestBody)
-	}
-	members, dup, err := jsonObject(raw)
-	switch {
-	case err != nil:
-		return nil, dirsvc.InvalidParam("body", "the body must be one JSON object")
-	case dup != "":
-		return nil, dirsvc.InvalidParam("body", "a member of the body is given more than once")
-	}
 	body := &AccessRequestBody{}
-	for name, v := range members {
-		var dst any
-		switch name {
-		case "directory":
-			dst = &body.Directory
-		case "scopes":
-			dst = &body.Scopes
-		case "practitionerListReason":
-			dst = &body.PractitionerListReason
-		default:
-			return nil, dirsvc.InvalidParam("body", "the body takes directory, scopes and practitionerListReason only")
-		}
-		if err := json.Unmarshal(v, dst); err != nil {
-			return nil, dirsvc.InvalidParam(name, "%s has the wrong type", name)
-		}
+	if err := edge.ReadJSON(w, r, maxAccessRequestBody, body); err != nil {
+		return nil, err
 	}
 	if len(body.Scopes) > len(dirsvc.AllScopes) {
 		return nil, dirsvc.InvalidParam("scopes", "name each scope once")

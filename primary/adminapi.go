@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -24,6 +23,8 @@ import (
 // folder, and object storage when configured). When object storage does not confirm in time, the
 // write is committed and in the folder that edges follow, but the answer is 202 with
 // PendingHeader naming what lacks it: the write reaches the bucket when the bucket answers again.
+// A write no replica holds is no 202: it is answered as an error (dirsvc.NotReplicated), 507 when
+// the storage is full.
 //
 //	PUT  /admin/v1/d/{dir}/records/{publicId}             the record in the import format (as FormatRecord and
 //	                                                      dirsvc record show write it): replace or add it
@@ -74,12 +75,12 @@ func (a *AdminAPI) check() error {
 type adminHandler func(w http.ResponseWriter, r *http.Request, body []byte) (dirsvc.ImportStats, error)
 
 // guard checks the admin token (failures limited per client address by s.RequireBearer), reads the
-// capped body, runs h, and answers with its result and the directory's position.
+// capped JSON body (edge.ReadBody), runs h, and answers with its result and the directory's position.
 func (a *AdminAPI) guard(s *edge.Server, h adminHandler) http.Handler {
 	return a.bearer(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAdminBody))
+		body, err := edge.ReadBody(w, r, maxAdminBody)
 		if err != nil {
-			s.WriteError(w, r, dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", maxAdminBody))
+			s.WriteError(w, r, err)
 			return
 		}
 		stats, err := h(w, r, body)
@@ -117,10 +118,9 @@ func (a *AdminAPI) answer(s *edge.Server, w http.ResponseWriter, r *http.Request
 	if a.Replicate != nil && wrote {
 		rep, err := a.Replicate(r.Context(), r.PathValue("dir"))
 		if err != nil {
-			// The write is committed, but no replica is known to hold it: the answer says so,
-			// without a position to read it at.
-			a.Log.Error("replicate a write", "directory", r.PathValue("dir"), "err", err)
-			rep.Pending = append(rep.Pending, "replica")
+			// The write is committed, but no replica holds it: not a success of any kind.
+			s.WriteError(w, r, dirsvc.NotReplicated(err))
+			return
 		}
 		if rep.Position > 0 {
 			w.Header().Set(edge.PositionHeader, edge.FormatPosition(rep.Position, rep.Lineage))
@@ -160,8 +160,8 @@ func (a *AdminAPI) transition(w http.ResponseWriter, r *http.Request, body []byt
 		Survivor  string           `json:"survivor"`
 		VisibleTo dirsvc.Audiences `json:"visibleTo"`
 	}
-	if err := json.Unmarshal(body, &t); err != nil {
-		return dirsvc.ImportStats{}, dirsvc.InvalidParam("body", "want {\"to\": state, \"survivor\": id, \"visibleTo\": [audience]}")
+	if err := dirsvc.DecodeJSON(body, &t); err != nil {
+		return dirsvc.ImportStats{}, err
 	}
 	if !t.To.Valid() {
 		return dirsvc.ImportStats{}, dirsvc.InvalidParam("to", "%q is not a record state", t.To)

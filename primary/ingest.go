@@ -197,11 +197,17 @@ func (p *parser) fail(record, field, format string, args ...any) error {
 // line v2 refuses is decoded again with encoding/json, whose verdict and error stand: what an
 // import accepts, and how it says what is wrong, is encoding/json's.
 func decodeStrict(b []byte, v any) error {
+	_, err := decodeLine(b, v)
+	return err
+}
+
+// decodeLine is decodeStrict, saying whether JSON v2 read the line.
+func decodeLine(b []byte, v any) (byV2 bool, err error) {
 	if decodeV2(b, v) == nil {
-		return nil
+		return true, nil
 	}
 	reflect.ValueOf(v).Elem().SetZero() // what v2 filled before it stopped
-	return decodeStrictV1(b, v)
+	return false, decodeStrictV1(b, v)
 }
 
 // decodeV2 is decodeStrict's first try, with JSON v2.
@@ -243,8 +249,10 @@ func kindOf(b []byte) (string, error) {
 	return head.Kind, err
 }
 
-// parseLine reads one line of an import file into the snapshot.
+// parseLine reads one line of an import file into the snapshot. A CRLF line break inside its
+// strings is read as a line feed, as the text rule reads it.
 func (p *parser) parseLine(b []byte) error {
+	b = dirsvc.NormaliseJSONLineBreaks(b)
 	kind, err := kindOf(b)
 	if err != nil {
 		return p.fail("", "", "not a JSON object: %v", err)
@@ -257,6 +265,12 @@ func (p *parser) parseLine(b []byte) error {
 		return p.fail("", "kind", "unknown kind %q", kind)
 	}
 	rec, err := parse(p, b)
+	if ie, ok := err.(*ImportError); ok && ie.Field != "" && rec != nil && ie.Record == "" {
+		// A text of a record that breaks the rule: the record is named, once its ID is text.
+		if id := rec.Base().PublicID; dirsvc.CheckText("publicId", id) == nil {
+			ie.Record = id
+		}
+	}
 	if err != nil || rec == nil {
 		return err
 	}
@@ -368,10 +382,25 @@ var lineKinds = map[string]func(p *parser, b []byte) (dirsvc.Record, error){
 	},
 }
 
-// decode reads a line of the kind strictly into v.
+// decode reads a line of the kind strictly into v, and checks its text by the text rule, naming the
+// field at fault. A line encoding/json read (one JSON v2 refused) may give a member twice, which v2
+// refuses and encoding/json would take the last of: it is refused here too (dirsvc.CheckJSON). Most
+// lines decode with v2 and hold nothing the rule could refuse, and for those one look at the bytes
+// is the whole check (dirsvc.CheckJSONText).
 func (p *parser) decode(b []byte, kind string, v any) error {
-	if err := decodeStrict(b, v); err != nil {
+	byV2, err := decodeLine(b, v)
+	if err != nil {
 		return p.fail("", "", "invalid %s: %v", kind, err)
+	}
+	check := dirsvc.CheckJSON
+	if byV2 {
+		check = dirsvc.CheckJSONText
+	}
+	var e *dirsvc.Error
+	if err := check(b); errors.As(err, &e) {
+		return p.fail("", e.Param, "%s", e.Message)
+	} else if err != nil {
+		return err
 	}
 	return nil
 }

@@ -1,10 +1,7 @@
 package primary
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 
@@ -83,15 +80,9 @@ func (a *AdminAPI) moderationItem(s *edge.Server) http.Handler {
 
 func (a *AdminAPI) moderationAct(s *edge.Server) http.Handler {
 	return a.bearer(s, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 16<<10))
 		var req ModerationRequest
-		if err == nil {
-			dec := json.NewDecoder(bytes.NewReader(b))
-			dec.DisallowUnknownFields()
-			err = dec.Decode(&req)
-		}
-		if err != nil {
-			s.WriteError(w, r, dirsvc.InvalidParam("body", `want {"operator": name, "note": text}, at most 16 KiB`))
+		if err := edge.ReadJSON(w, r, 16<<10, &req); err != nil {
+			s.WriteError(w, r, err)
 			return
 		}
 		action := r.PathValue("action")

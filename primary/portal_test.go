@@ -281,7 +281,7 @@ func TestSandboxSignupNamesTheFieldThatIsWrong(t *testing.T) {
 	}
 	t.Run("a body that is not a form", func(t *testing.T) {
 		a := b.do(t, "POST", p.URL+edge.SandboxSignupPath("small"), "application/json", `{"name":"A"}`)
-		if pr := problemOf(t, a); a.status != http.StatusBadRequest || pr.Param != "Content-Type" {
+		if pr := problemOf(t, a); a.status != http.StatusUnsupportedMediaType || pr.Param != "Content-Type" {
 			t.Errorf("%d %+v", a.status, pr)
 		}
 	})
@@ -400,7 +400,7 @@ func TestAccessRequestsReachTheOperatorsQueue(t *testing.T) {
 		{"practitioners without a reason", partner.ID, secret, `{"directory":"small","scopes":["practitioners:read"]}`, 400, "practitionerListReason"},
 		{"no scope", partner.ID, secret, `{"directory":"small","scopes":[]}`, 400, "scopes"},
 		{"an unknown scope", partner.ID, secret, `{"directory":"small","scopes":["all:read"]}`, 400, "scopes"},
-		{"an unknown member", partner.ID, secret, `{"directory":"small","scopes":["graph:read"],"tier":"partner"}`, 400, "body"},
+		{"an unknown member", partner.ID, secret, `{"directory":"small","scopes":["graph:read"],"tier":"partner"}`, 400, "tier"},
 		{"a scope list of the wrong type", partner.ID, secret, `{"directory":"small","scopes":"graph:read"}`, 400, "scopes"},
 		{"an unknown directory", partner.ID, secret, `{"directory":"nowhere","scopes":["graph:read"]}`, 404, ""},
 		{"a wrong secret", partner.ID, secret + "x", `{"directory":"small","scopes":["graph:read"]}`, 401, ""},

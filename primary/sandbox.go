@@ -37,8 +37,9 @@ type Portal struct {
 	// Secure marks the form's cookie Secure (the service is served over https).
 	Secure bool
 	// Replicate, when set, makes a new client or access request durable in every replica of the
-	// platform file before it is answered; an error is logged with Log and the answer says
-	// Replication-Pending (the credentials work on this primary, but the bucket lacks them yet).
+	// platform file before it is answered. An error matching dirsvc.ErrStorageUnconfirmed makes the
+	// answer say Replication-Pending (the credentials work on this primary, but the bucket lacks them
+	// yet); any other (no replica holds them) is answered as an error (dirsvc.NotReplicated).
 	Replicate func(ctx context.Context) error
 	Log       *slog.Logger
 
@@ -180,24 +181,34 @@ func (s *Portal) HandleSignup(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, dir, f, err)
 		return
 	}
-	s.replicated(w, r)
+	if !s.replicated(w, r) {
+		return
+	}
 	g := c.Grant(dir)
 	s.Edge.WriteSignupPage(w, r, http.StatusCreated, edge.SignupPage{Directory: dir, DirectoryName: info.Name, Offered: true,
 		Issued: &edge.SignupCredentials{ClientID: c.ID, Secret: secret, Scopes: g.Scopes, Limit: g.Limit}})
 }
 
 // replicated makes a change of the platform file durable in every replica before it is answered
-// (see Portal.Replicate).
-func (s *Portal) replicated(w http.ResponseWriter, r *http.Request) {
+// (see Portal.Replicate), and reports whether to answer it: a change no replica holds is answered
+// as an error (dirsvc.NotReplicated), written here.
+func (s *Portal) replicated(w http.ResponseWriter, r *http.Request) bool {
 	if s.Replicate == nil {
-		return
+		return true
 	}
-	if err := s.Replicate(r.Context()); err != nil {
+	err := s.Replicate(r.Context())
+	switch {
+	case err == nil:
+	case errors.Is(err, dirsvc.ErrStorageUnconfirmed):
 		if s.Log != nil {
-			s.Log.Error("portal: replicate a new client or access request", "err", err)
+			s.Log.Warn("portal: object storage did not confirm a new client or access request in time")
 		}
 		w.Header().Set(PendingHeader, "object-storage")
+	default:
+		s.Edge.WriteError(w, r, dirsvc.NotReplicated(err))
+		return false
 	}
+	return true
 }
 
 // refuse answers a refused sign-up: a page for a browser (the form again, with a fresh token, where
@@ -231,13 +242,14 @@ func wantsHTML(r *http.Request) bool { return strings.Contains(r.Header.Get("Acc
 func readSignupForm(w http.ResponseWriter, r *http.Request) (signupForm, error) {
 	var f signupForm
 	if mt, _, _ := strings.Cut(r.Header.Get("Content-Type"), ";"); strings.TrimSpace(mt) != "application/x-www-form-urlencoded" {
-		return f, dirsvc.InvalidParam("Content-Type", "send the form as application/x-www-form-urlencoded")
+		return f, &dirsvc.Error{Code: dirsvc.EUnsupportedMedia, Param: "Content-Type",
+			Message: "Send the form as application/x-www-form-urlencoded."}
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxSignupBody)
 	if err := r.ParseForm(); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return f, dirsvc.Errorf("request-too-large", "The form is larger than %d bytes.", maxSignupBody)
+			return f, dirsvc.Errorf(dirsvc.ETooLarge, "The form is larger than %d bytes.", maxSignupBody)
 		}
 		return f, dirsvc.InvalidParam("body", "the form body is malformed")
 	}
@@ -249,7 +261,9 @@ func readSignupForm(w http.ResponseWriter, r *http.Request) (signupForm, error) 
 		if len(vs) == 0 {
 			return "", nil
 		}
-		return strings.TrimSpace(vs[0]), nil
+		// A browser sends every line break of a form as CRLF: kept as a line feed, as the text rule
+		// reads it.
+		return strings.TrimSpace(dirsvc.NormaliseLineBreaks(vs[0])), nil
 	}
 	var err error
 	for _, p := range []struct {
@@ -263,8 +277,8 @@ func readSignupForm(w http.ResponseWriter, r *http.Request) (signupForm, error) 
 	return f, nil
 }
 
-// validate checks the fields: each given, within its bound, valid UTF-8 without control
-// characters (the purpose may hold line breaks), and the email a single address.
+// validate checks the fields: each given, within its bound, keeping the text rule
+// (dirsvc.CheckText: the purpose, free text, may hold line breaks), and the email a single address.
 func (f signupForm) validate() error {
 	for _, c := range []struct {
 		name, v, what string
@@ -276,9 +290,8 @@ func (f signupForm) validate() error {
 			return dirsvc.InvalidParam(c.name, "%s is required.", c.what)
 		case n > c.max:
 			return dirsvc.InvalidParam(c.name, "%s is at most %d characters.", c.what, c.max)
-		case !utf8.ValidString(c.v) || strings.ContainsFunc(c.v, func(r rune) bool {
-			return r < 0x20 && !(c.name == "purpose" && (r == '\n' || r == '\r' || r == '\t')) || r == 0x7f
-		}):
+		case dirsvc.CheckText(c.name, c.v) != nil:
+			// The rule's own message names a code point; a person at the form reads this one.
 			return dirsvc.InvalidParam(c.name, "%s holds characters that are not text.", c.what)
 		}
 	}

@@ -43,21 +43,37 @@ func EncodeServerKey(key []byte) string { return base64.StdEncoding.EncodeToStri
 func ParseServerKey(s string) ([]byte, error) {
 	k, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
 	if err != nil || len(k) < ServerKeySize {
-		return nil, fmt.Errorf("want standard base64 of at least %d bytes", ServerKeySize)
+		return nil, fmt.Errorf("want standard base64 of at least %d bytes, as dirsvc platform server-key prints it (openssl rand -base64 %d makes a new one)",
+			ServerKeySize, ServerKeySize)
 	}
 	return k, nil
 }
 
+// errKeyInHex refuses a key in the environment that is written in hex. Its text is also valid
+// base64 (of another, longer key), so reading it so would silently change the key: the partner
+// clients' secrets would then fail as if the key were wrong, when only its form is.
+var errKeyInHex = fmt.Errorf("the server key in the environment looks like hex: give it in standard base64, as dirsvc platform server-key prints it "+
+	"(%d characters ending in \"=\" for a %d-byte key); to convert a key kept in hex: printf %%s HEX | xxd -r -p | base64",
+	base64.StdEncoding.EncodedLen(ServerKeySize), ServerKeySize)
+
 // looksHex reports whether s is the hex form that key files had before base64 was the one form. A
 // base64 key of 32 bytes always ends in "=", and a longer one is all hex digits with a chance of
 // 4^-64, so the two are not confused.
-func looksHex(s string) bool {
-	if len(s) < 2*ServerKeySize || len(s)%2 != 0 {
+func looksHex(s string) bool { return len(s) >= 2*ServerKeySize && allHex(s) }
+
+// allHex reports whether s is a non-empty, even number of hex digits.
+func allHex(s string) bool {
+	if s == "" || len(s)%2 != 0 {
 		return false
 	}
 	_, err := hex.DecodeString(s)
 	return err == nil
 }
+
+// envLooksHex reports whether a key given in the environment is hex: at least 16 bytes' worth of
+// hex digits (a shorter key is refused anyway). A random base64 key of 32 bytes ends in "=", so it
+// is never taken for hex.
+func envLooksHex(s string) bool { return len(s) >= ServerKeySize && allHex(s) }
 
 // ServerKeyConfig says where LoadServerKey finds the server key and what it may do about a key that
 // the stored clients contradict.
@@ -87,7 +103,7 @@ func LoadServerKey(ctx context.Context, store dirsvc.ClientStore, cfg ServerKeyC
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	env, file, err := cfg.read()
+	env, file, envHex, err := cfg.read()
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +119,12 @@ func LoadServerKey(ctx context.Context, store dirsvc.ClientStore, cfg ServerKeyC
 	recorded, legacyID, err := store.ServerKeyCheck(ctx)
 	if err != nil {
 		return nil, err
+	}
+	// Hex in the environment is refused, unless read as base64 it is the key this folder already
+	// uses: earlier builds took it so, and dirsvc platform server-key prints that key back as the
+	// same text.
+	if envHex && (env == nil || !hmac.Equal(recorded, KeyCheck(env))) {
+		return nil, errKeyInHex
 	}
 	lost, adoptLegacy, err := unverifiedClients(ctx, store, key, legacyID)
 	if err != nil {
@@ -151,28 +173,27 @@ func (cfg *ServerKeyConfig) reportLost(ctx context.Context, store dirsvc.ClientS
 }
 
 // read returns the keys the environment and the key file give (nil for none), and says so when they
-// differ.
-func (cfg *ServerKeyConfig) read() (env, file []byte, err error) {
+// differ. envHex is true when the environment's key is written in hex; env is then its reading as
+// base64, or nil when it is no key read so (LoadServerKey decides).
+func (cfg *ServerKeyConfig) read() (env, file []byte, envHex bool, err error) {
 	if s := strings.TrimSpace(cfg.Env); s != "" {
-		if env, err = ParseServerKey(s); err != nil {
-			return nil, nil, fmt.Errorf("server key in the environment: %w", err)
-		}
-		if looksHex(s) {
-			cfg.Log.Warn("the server key in the environment looks like hex: it is read as base64, its one form (dirsvc platform server-key prints a key in it)")
+		envHex = envLooksHex(s)
+		if env, err = ParseServerKey(s); err != nil && !envHex {
+			return nil, nil, false, fmt.Errorf("server key in the environment: %w", err)
 		}
 	}
 	file, err = readKeyFile(cfg.Path, cfg.Log)
 	switch {
 	case err != nil && env != nil:
 		cfg.Log.Warn("the key file cannot be read; the environment's server key is used", "file", cfg.Path, "err", err)
-		return env, nil, nil
+		return env, nil, envHex, nil
 	case err != nil:
-		return nil, nil, err
-	case env != nil && file != nil && !hmac.Equal(env, file):
+		return nil, nil, false, err
+	case env != nil && file != nil && !hmac.Equal(env, file) && !envHex:
 		cfg.Log.Warn("the environment and the key file give different server keys: the environment's is used; keep one of them",
 			"file", cfg.Path)
 	}
-	return env, file, nil
+	return env, file, envHex, nil
 }
 
 // readKeyFile returns the key in the file at path, or nil when there is none. A file in the hex form

@@ -132,15 +132,55 @@ func TestServerKeyHasOneEncoding(t *testing.T) {
 			t.Fatalf("log:\n%s", log)
 		}
 	})
-	t.Run("hex in the environment is read as base64 and logged", func(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		hex     string
+		clients bool // the folder has a partner client made under the key
+	}{
+		{"the hex of the folder's own key", hex.EncodeToString(key), true},
+		{"hex on a new folder", hex.EncodeToString(key), false},
+		{"hex of a short key", hex.EncodeToString(key[:16]), false},
+	} {
+		t.Run("a key in hex in the environment is refused, saying it looks like hex and which form is wanted: "+tc.name, func(t *testing.T) {
+			f := newKeyFolder(t, t.TempDir())
+			if tc.clients {
+				os.WriteFile(f.path(), []byte(b64+"\n"), 0o600)
+				if _, err := f.load("", false); err != nil {
+					t.Fatal(err)
+				}
+				f.client(t, key)
+				os.Remove(f.path()) // restored without its key file
+			}
+			_, err := f.load(tc.hex, false)
+			if err == nil || errors.Is(err, primary.ErrServerKeyMismatch) {
+				t.Fatalf("load with the key in hex = %v; want the key's form refused", err)
+			}
+			for _, want := range []string{"looks like hex", "standard base64", "dirsvc platform server-key", "xxd -r -p | base64"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("the error does not say %q: %v", want, err)
+				}
+			}
+			if strings.Contains(err.Error(), tc.hex) || strings.Contains(f.log.String(), tc.hex) || strings.Contains(f.log.String(), "partner clients cannot authenticate") {
+				t.Errorf("error %v, log:\n%s", err, &f.log)
+			}
+			if _, err := os.Stat(f.path()); err == nil {
+				t.Error("a refused key made a key file")
+			}
+		})
+	}
+	t.Run("a key printed as 64 hex digits (48 bytes in base64) is taken on the folder that uses it", func(t *testing.T) {
+		// Earlier builds read such a key as base64, and dirsvc platform server-key prints it back
+		// as the same text: what it prints is accepted.
 		f := newKeyFolder(t, t.TempDir())
 		h := hex.EncodeToString(key)
-		k, err := f.load(h, false)
-		if want, _ := base64.StdEncoding.DecodeString(h); err != nil || !bytes.Equal(k, want) {
-			t.Fatalf("load = %v, or not the base64 reading", err)
+		k48, _ := base64.StdEncoding.DecodeString(h)
+		if err := f.store.RecordServerKeyCheck(context.Background(), primary.KeyCheck(k48), false); err != nil {
+			t.Fatal(err)
 		}
-		if !strings.Contains(f.log.String(), "looks like hex") {
-			t.Fatalf("log:\n%s", &f.log)
+		f.client(t, k48)
+		k, err := f.load(h, false)
+		if err != nil || !bytes.Equal(k, k48) || primary.EncodeServerKey(k) != h {
+			t.Fatalf("load = %v, or not the key the folder uses", err)
 		}
 	})
 	for name, env := range map[string]string{"too short": base64.StdEncoding.EncodeToString(key[:16]), "not base64": "not a key!"} {

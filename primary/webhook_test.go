@@ -235,10 +235,11 @@ func TestWebhookAPI(t *testing.T) {
 		t.Errorf("register without feed:read: %d %s", a.status, a.body)
 	}
 	for body, param := range map[string]string{
-		`{"url":"http://127.0.0.1/x"}`: "url", `{}`: "url", `{"url":"` + hookURL + `","secret":"x"}`: "body",
+		`{"url":"http://127.0.0.1/x"}`: "url", `{}`: "url", `{"url":"` + hookURL + `","secret":"x"}`: "secret",
 		`{"url":"` + hookURL + `","state":"paused"}`: "state", `{"url":"` + hookURL + `","description":"` + strings.Repeat("d", 501) + `"}`: "description",
 	} {
 		req, _ := http.NewRequest("POST", base, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := c.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -15,37 +15,54 @@ import (
 )
 
 // apply fetches one LTX file, verifies all of it, and only then writes its pages into the copy,
-// inside the directory's gate.
+// inside the directory's gate. A file that fails verification is a *corruptError.
 func (f *Follower) apply(ctx context.Context, fl *followed, c litestream.ReplicaClient, info *ltx.FileInfo) error {
+	return f.fetchVerified(ctx, fl.slug, c, info, func(body spooled, hdr ltx.Header, post ltx.Pos) error {
+		return f.applyPages(ctx, fl, info, body, hdr, post)
+	})
+}
+
+// fetchVerified fetches one LTX file of the directory slug whole (into memory, or a temporary file
+// in the directory's folder), verifies all of it, and runs fn on it, read again from its start,
+// with its header and the position after it. A file that fails verification is a *corruptError; one
+// gone since it was listed (compacted away) is errGap.
+func (f *Follower) fetchVerified(ctx context.Context, slug string, c litestream.ReplicaClient, info *ltx.FileInfo,
+	fn func(body spooled, hdr ltx.Header, post ltx.Pos) error) error {
+	name := ltx.FormatFilename(info.MinTXID, info.MaxTXID)
 	rc, err := c.OpenLTXFile(ctx, info.Level, info.MinTXID, info.MaxTXID, 0, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return errGap // compacted away since it was listed
 	} else if err != nil {
 		return err
 	}
-	body, err := spool(rc, dirsvc.DirectoryFolder(f.cfg.Data, fl.slug))
+	body, err := spool(rc, dirsvc.DirectoryFolder(f.cfg.Data, slug))
 	rc.Close()
 	if err != nil {
-		return fmt.Errorf("fetch %s: %w", ltx.FormatFilename(info.MinTXID, info.MaxTXID), err)
+		return fmt.Errorf("fetch %s: %w", name, err)
 	}
 	defer body.Close()
 	dec := ltx.NewDecoder(body)
 	if err := dec.Verify(); err != nil {
-		return fmt.Errorf("verify %s: %w", ltx.FormatFilename(info.MinTXID, info.MaxTXID), err)
-	}
-	hdr, post := dec.Header(), dec.PostApplyPos()
-	pos := f.position(fl)
-	if hdr.MinTXID != pos.TXID+1 || (!hdr.NoChecksum() && hdr.PreApplyChecksum != pos.PostApplyChecksum) {
-		return errGap
+		return &corruptError{file: name, err: err}
 	}
 	if _, err := body.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	dec = ltx.NewDecoder(body)
+	return fn(body, dec.Header(), dec.PostApplyPos())
+}
+
+// applyPages writes the pages of a verified LTX file into the copy, inside the directory's gate, and
+// records the copy's new position.
+func (f *Follower) applyPages(ctx context.Context, fl *followed, info *ltx.FileInfo, body io.Reader, hdr ltx.Header, post ltx.Pos) error {
+	pos := f.position(fl)
+	if hdr.MinTXID != pos.TXID+1 || (!hdr.NoChecksum() && hdr.PreApplyChecksum != pos.PostApplyChecksum) {
+		return errGap
+	}
+	dec := ltx.NewDecoder(body)
 	if err := dec.DecodeHeader(); err != nil {
 		return err
 	}
-	err = f.cfg.Host.Exclusive(ctx, fl.slug, func() error {
+	err := f.cfg.Host.Exclusive(ctx, fl.slug, func() error {
 		return writeCopy(f.path(fl.slug), hdr.PageSize, hdr.Commit, func(file *os.File) error {
 			data := make([]byte, hdr.PageSize)
 			for {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"log/slog"
 	"maps"
 	"os"
@@ -50,12 +51,20 @@ type Replicator struct {
 
 	mirror  *mirror              // copies the folder to the bucket; nil without a bucket
 	failing map[string]syncError // files whose last sync to the folder failed
+	checks  replicaChecks        // of the folder's LTX files (verify.go)
 
 	// moved counts the events that may move a position or change the set of files (syncs, files
 	// added and removed): a waiting request of the stream looks at the positions only when it moves.
 	moved atomic.Uint64
 
 	syncing sync.Map // a *sync.Mutex by file: see sync
+
+	// files names the files to replicate (Options.Files); nil: those given and added. adding makes
+	// one Add at a time; copied holds the files the folder has held a position of, once synced.
+	files   func(context.Context) ([]string, error)
+	adding  sync.Mutex
+	copied  map[string]bool
+	closing atomic.Bool // Close is done with the platform file: its client writes no more (see gated)
 }
 
 // DefaultFolder is the replica folder, inside the data folder, of a target that names only a
@@ -76,7 +85,23 @@ type Options struct {
 	// Close returns, after the service closed its own connections: read the file by its path.
 	// Nil: no JSON for edges is written.
 	Platform func(context.Context) (*dirsvc.Platform, error)
+	// Verify tunes the checks of the replica folder's LTX files (see VerifyReplicas).
+	Verify VerifyOptions
+	// Files returns the files of the data folder to replicate (the platform's and every file of each
+	// directory it lists), as the folder holds them at the call. It is asked each time the platform
+	// file's changes are copied, every JoinEvery otherwise, and by Close; a file it names joins,
+	// and the folder holds a position of it, before the platform file's changes are copied there,
+	// so the replica never lists a directory whose files it does not hold. A file it no longer
+	// names (a directory dropped) is replicated no more. It is called until Close returns, after
+	// the service closed its own connections: read the folder by its path. Nil: the files given to
+	// Open and to Add are replicated, in no order.
+	Files func(context.Context) ([]string, error)
 }
+
+// JoinEvery is how often, besides each change of the platform file, a Replicator with
+// Options.Files asks for the files to replicate (an ops or webhooks file created by another
+// process, which changes no platform).
+const JoinEvery = 2 * time.Second
 
 // Open starts replicating the named files of the data folder to the target. Litestream replicates
 // to the target's folder (data/replica when it names none), and a mirror copies the folder to the
@@ -100,7 +125,9 @@ func Open(ctx context.Context, data string, target Target, names []string, opt O
 		opt.Interval = DefaultInterval
 	}
 	r := &Replicator{target: target, data: data, log: log, interval: opt.Interval,
-		dbs: map[string]*litestream.DB{}, lineages: map[string]string{}, failing: map[string]syncError{}}
+		dbs: map[string]*litestream.DB{}, lineages: map[string]string{}, failing: map[string]syncError{},
+		files: opt.Files, copied: map[string]bool{}}
+	r.checks.configure(opt.Verify)
 	if target.S3 != nil {
 		r.mirror = newMirror(target, log, opt.Platform)
 	}
@@ -209,6 +236,8 @@ const mtimeGrain = 20 * time.Millisecond
 // last look (a WAL restarted after a checkpoint is rewritten from its start at the same size).
 func (r *Replicator) watch(ctx context.Context) {
 	defer close(r.watching)
+	defer r.verifying(ctx)() // the folder's checks run, and end, with the watcher
+	joinTicks := max(1, int(JoinEvery/r.interval))
 	t := time.NewTicker(r.interval)
 	defer t.Stop()
 	looks := map[string]look{}
@@ -216,6 +245,10 @@ func (r *Replicator) watch(ctx context.Context) {
 	for tick := 0; ; tick++ {
 		dbs := r.snapshot()
 		due := changedSince(looks, dbs, tick, time.Now())
+		// The platform file's sync asks which files to replicate (see Options.Files).
+		if r.files != nil && tick%joinTicks == 0 && dbs[dirsvc.PlatformFile] != nil && !slices.Contains(due, dirsvc.PlatformFile) {
+			due = append(due, dirsvc.PlatformFile)
+		}
 		// A file whose last sync failed is tried again until one succeeds, changed or not: its
 		// commits are not yet in the folder.
 		for name := range dbs {
@@ -317,6 +350,9 @@ func (r *Replicator) newDB(name string, log *slog.Logger) (*litestream.DB, error
 	if r.mirror != nil { // what Litestream writes to the folder (syncs, compactions) is mirrored
 		c = &notifying{ReplicaClient: c, changed: func() { r.mirror.touch(name) }}
 	}
+	if name == dirsvc.PlatformFile && r.files != nil {
+		c = &gated{ReplicaClient: c, closed: &r.closing}
+	}
 	lineage, err := fileLineage(r.data, name)
 	if err != nil {
 		return nil, err
@@ -335,10 +371,18 @@ func (r *Replicator) newDB(name string, log *slog.Logger) (*litestream.DB, error
 // Add starts replicating one more file (a directory created while running) and reports whether it
 // was not replicated before.
 func (r *Replicator) Add(ctx context.Context, name string) (bool, error) {
-	r.mu.Lock()
-	_, ok := r.dbs[name]
-	r.mu.Unlock()
-	if ok {
+	known := func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		_, ok := r.dbs[name]
+		return ok
+	}
+	if known() {
+		return false, nil
+	}
+	r.adding.Lock() // one at a time, or two could each find the file new
+	defer r.adding.Unlock()
+	if known() {
 		return false, nil
 	}
 	var unlisted error
@@ -365,6 +409,7 @@ func (r *Replicator) Remove(ctx context.Context, name string) error {
 	delete(r.dbs, name)
 	delete(r.lineages, name)
 	delete(r.failing, name)
+	delete(r.copied, name)
 	r.mu.Unlock()
 	if !ok {
 		return nil
@@ -379,12 +424,22 @@ func (r *Replicator) Remove(ctx context.Context, name string) error {
 	return nil
 }
 
-// Sync copies every file's committed changes to the replica and waits until they are there.
+// Sync copies every file's committed changes to the replica folder and waits until they are
+// there; the platform file's last, after the files that joined (see Options.Files).
 func (r *Replicator) Sync(ctx context.Context) error {
 	var errs []error
-	for name, db := range r.snapshot() {
-		if err := db.SyncAndWait(ctx); err != nil {
+	dbs := r.snapshot()
+	for _, name := range slices.Sorted(maps.Keys(dbs)) {
+		if name == dirsvc.PlatformFile {
+			continue
+		}
+		if err := r.sync(ctx, name, dbs[name]); err != nil {
 			errs = append(errs, fmt.Errorf("sync %s: %w", name, err))
+		}
+	}
+	if db := dbs[dirsvc.PlatformFile]; db != nil {
+		if err := r.sync(ctx, dirsvc.PlatformFile, db); err != nil {
+			errs = append(errs, fmt.Errorf("sync %s: %w", dirsvc.PlatformFile, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -422,6 +477,9 @@ func (r *Replicator) sync(ctx context.Context, name string, db *litestream.DB) e
 	defer r.mu.Unlock()
 	if err == nil {
 		delete(r.failing, name)
+		if r.dbs[name] == db {
+			r.copied[name] = true
+		}
 	} else if f, ok := r.failing[name]; ok {
 		r.failing[name] = syncError{since: f.since, err: err}
 	} else {
@@ -449,7 +507,7 @@ func (r *Replicator) isFailing(name string) bool {
 // state: the state is dropped, so the next sync starts the folder with a snapshot, and the file
 // starts a new lineage (its positions count from the start again).
 func (r *Replicator) syncLocked(ctx context.Context, name string, db *litestream.DB) error {
-	err := db.SyncAndWait(ctx)
+	err := r.syncStages(ctx, name, db)
 	var ltxErr *litestream.LTXError
 	if err == nil || !errors.As(err, &ltxErr) || !ltxErr.IsAutoRecoverable() {
 		return err
@@ -478,7 +536,70 @@ func (r *Replicator) syncLocked(ctx context.Context, name string, db *litestream
 	r.mu.Lock()
 	r.lineages[name] = lineage
 	r.mu.Unlock()
-	return db.SyncAndWait(ctx)
+	return r.syncStages(ctx, name, db)
+}
+
+// syncStages copies a file's committed changes to its local state, then to the folder. Between
+// the two, the platform file's sync makes every file that Files names join and reach the folder
+// (see join): the platform state copied is the one read in the first stage, and every directory
+// it lists has its files on disk by then (a directory is registered once its files are in place),
+// so the folder holds them before it holds a platform that names them.
+func (r *Replicator) syncStages(ctx context.Context, name string, db *litestream.DB) error {
+	if err := db.Sync(ctx); err != nil {
+		return fmt.Errorf("db sync: %w", err)
+	}
+	if name == dirsvc.PlatformFile && r.files != nil {
+		if err := r.join(ctx); err != nil {
+			return fmt.Errorf("replicate the files the platform names first: %w", err)
+		}
+	}
+	if err := db.Replica.Sync(ctx); err != nil {
+		return fmt.Errorf("replica sync: %w", err)
+	}
+	return nil
+}
+
+// join makes the replicated files those Files names: each new one joins and is synced to the
+// folder, each the folder has never held a position of is synced again, and each no longer named
+// stops. It fails when a file named is not in the folder: the platform's changes wait for it.
+func (r *Replicator) join(ctx context.Context) error {
+	names, err := r.files(ctx)
+	if err != nil {
+		return fmt.Errorf("list the files to replicate: %w", err)
+	}
+	var errs []error
+	for _, name := range names {
+		if name == dirsvc.PlatformFile {
+			continue
+		}
+		added, err := r.Add(ctx, name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if added {
+			r.log.Info("replicating", "file", name)
+		}
+		r.mu.Lock()
+		db, copied := r.dbs[name], r.copied[name]
+		r.mu.Unlock()
+		if !copied && db != nil {
+			if err := r.sync(ctx, name, db); err != nil {
+				errs = append(errs, fmt.Errorf("sync %s: %w", name, err))
+			}
+		}
+	}
+	// A directory dropped since (its first import failed) is replicated no more.
+	for _, name := range r.Names() {
+		if name != dirsvc.PlatformFile && !slices.Contains(names, name) {
+			if err := r.Remove(ctx, name); err != nil {
+				r.log.Error("stop replicating a dropped file", "file", name, "err", err)
+			} else {
+				r.log.Info("no longer replicating", "file", name)
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Lineage returns the lineage of a replicated file's history (see fileLineage), or "" for a file
@@ -557,14 +678,46 @@ func (r *Replicator) snapshot() map[string]*litestream.DB {
 	return out
 }
 
-// Close syncs every file to the folder a last time, copies what the bucket lacks for as long as
-// ctx allows, and stops. It reports what the bucket still lacks.
+// Close syncs every file to the folder a last time (with Options.Files, those created since the
+// last look too, before the platform file), copies what the bucket lacks for as long as ctx
+// allows, and stops. It reports what the folder or the bucket still lacks.
 func (r *Replicator) Close(ctx context.Context) error {
 	r.stop()
 	<-r.watching
-	err := r.store.Close(ctx)
+	err := r.Sync(ctx)
+	if r.files != nil {
+		// The platform file is closed first, its client writing no more: its last sync would copy
+		// what another process committed since Sync, maybe a directory registered since, which the
+		// folder lacks. The next start copies that.
+		r.closing.Store(true)
+		path := dirsvc.FilePath(r.data, dirsvc.PlatformFile)
+		if db := r.store.FindDB(path); db != nil {
+			db.ShutdownSyncTimeout = 0 // one try: the client refuses
+			if cerr := r.store.UnregisterDB(ctx, path); cerr != nil && !errors.Is(cerr, errClosing) {
+				err = errors.Join(err, cerr)
+			}
+		}
+	}
+	err = errors.Join(err, r.store.Close(ctx))
 	if r.mirror != nil {
 		err = errors.Join(err, r.mirror.close(ctx))
 	}
 	return err
+}
+
+// gated is the platform file's replica client, which writes nothing once Close is done with the
+// file (see Close).
+type gated struct {
+	litestream.ReplicaClient
+	closed *atomic.Bool
+}
+
+// errClosing is a write of the platform file's client after Close copied it.
+var errClosing = errors.New("replicate: the platform file is no longer replicated: Close copied it last")
+
+func (c *gated) WriteLTXFile(ctx context.Context, level int, minTXID, maxTXID ltx.TXID, rd io.Reader) (*ltx.FileInfo, error) {
+	if c.closed.Load() {
+		return nil, errClosing
+	}
+	return c.ReplicaClient.WriteLTXFile(ctx, level, minTXID, maxTXID, rd)
 }

@@ -16,20 +16,21 @@ import (
 // bootstrap makes a fresh copy of a directory's file: it restores the latest state c holds into a
 // new file beside the copy (checked page by page), then puts it in place of the copy: by a rename
 // when there is none yet, or, inside the gate, by writing it over the copy that readers have open.
+// When files of the latest state fail verification, it restores the latest state before them (see
+// restoreGood).
 func (f *Follower) bootstrap(ctx context.Context, slug, lineage string, c litestream.ReplicaClient) error {
-	start := time.Now()
-	plan, err := litestream.CalcRestorePlan(ctx, c, 0, time.Time{}, f.cfg.Log)
+	err := f.bootstrapPast(ctx, slug, lineage, c, 0)
 	if errors.Is(err, litestream.ErrTxNotAvailable) {
 		return nil // nothing replicated yet
-	} else if err != nil {
-		return fmt.Errorf("plan the bootstrap: %w", err)
 	}
-	last := plan[len(plan)-1]
-	post, err := postApplyChecksum(ctx, c, last)
-	if err != nil {
-		return err
-	}
-	pos := ltx.Pos{TXID: last.MaxTXID, PostApplyChecksum: post}
+	return err
+}
+
+// bootstrapPast bootstraps a directory's copy, as bootstrap does, to a point past the position past
+// (0: any): with errNotPast, and the copy left as it is, when c holds no such point whose files
+// verify.
+func (f *Follower) bootstrapPast(ctx context.Context, slug, lineage string, c litestream.ReplicaClient, past ltx.TXID) error {
+	start := time.Now()
 	path := f.path(slug)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
@@ -37,10 +38,14 @@ func (f *Follower) bootstrap(ctx context.Context, slug, lineage string, c litest
 	fresh := path + ".bootstrap"
 	os.Remove(fresh)
 	defer os.Remove(fresh)
-	opt := litestream.NewRestoreOptions()
-	opt.OutputPath, opt.TXID, opt.IntegrityCheck = fresh, pos.TXID, litestream.IntegrityCheckFull
-	if err := litestream.NewReplicaWithClient(nil, c).Restore(ctx, opt); err != nil {
-		return fmt.Errorf("restore: %w", err)
+	pos, err := f.restoreGood(ctx, slug, c, fresh, past)
+	if err != nil {
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+	// Litestream creates the restored file with the default mode (0644 less the umask): a copy holds
+	// every tier's views and is for the service's user alone (a copy written over keeps its mode).
+	if err := os.Chmod(fresh, 0o600); err != nil {
+		return err
 	}
 	if err := toRollback(fresh); err != nil {
 		return err

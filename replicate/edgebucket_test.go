@@ -224,6 +224,21 @@ func TestTheBucketsPlatformJSONFollowsThePlatform(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { store.Close(); r.Close(ctx) }()
+	// The JSON names a directory once the bucket holds it.
+	if err := r.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		p, err := replicate.ReadEdgePlatform(ctx, bucket)
+		if err == nil && len(p.Directories) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the platform JSON does not name the directory: %+v, %v", p, err)
+		}
+		time.Sleep(20 * time.Millisecond) // the mirror's rounds: polled, with a deadline
+	}
 	switched := func() bool {
 		t.Helper()
 		txid, err := r.SyncFile(ctx, "platform")

@@ -77,6 +77,10 @@ type followed struct {
 	pos         ltx.Pos   // the copy's position
 	primary     uint64    // the primary's last reported position
 	behindSince time.Time // since when the copy is behind the primary; zero when it is not
+	// Failed verifications of the primary's LTX files of this directory, for healing (heal.go):
+	// in a row since the copy last moved on, in all, and the heals done and attempted in a row.
+	failures, healAttempts     int
+	failedVerifications, heals uint64
 }
 
 // errGap means the copy cannot be brought forward by the files the primary still holds: it needs a
@@ -336,10 +340,16 @@ func (f *Follower) bringForward(ctx context.Context, slug string, fp FilePositio
 		return f.bootstrap(ctx, slug, fp.Lineage, c)
 	}
 	err := f.catchUp(ctx, fl, fp.TXID, c)
-	if errors.Is(err, errGap) {
+	var bad *corruptError
+	switch {
+	case errors.Is(err, errGap):
 		f.cfg.Log.Warn("a gap the primary's files cannot bridge: bootstrapping afresh", "directory", slug,
 			"copy", uint64(f.position(fl).TXID), "primary", fp.TXID)
 		return f.bootstrap(ctx, slug, fp.Lineage, c)
+	case errors.As(err, &bad):
+		return f.healed(ctx, fl, fp, c, bad)
+	case err == nil:
+		f.verified(fl)
 	}
 	return err
 }

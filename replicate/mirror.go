@@ -34,7 +34,10 @@ import (
 // edges that bootstrap from the bucket read that, never the platform file. It is written, when it
 // changed, each time the platform file's copy is brought up to date, after the folder is listed and
 // before the files listed are copied: once the bucket holds a position of the platform file, the
-// JSON holds what the platform held at least then.
+// JSON holds what the platform held at least then. The platform file is copied after the other
+// files of its round, and waits until the bucket holds every directory it may name (see
+// awaiting), so a restore from the bucket never finds a listed directory missing; the JSON names
+// only directories the bucket holds, so an edge never reads of one it cannot bootstrap.
 
 // mirrorLevels are the levels Litestream writes: its compaction levels and the snapshot level.
 var mirrorLevels = func() []int {
@@ -77,6 +80,9 @@ type mirror struct {
 	files   map[string]*mirrored
 	changed chan struct{} // closed and replaced when a position moves
 	wake    chan struct{}
+	// edgeShort is whether the JSON for edges last written left out a directory the bucket did not
+	// hold yet: each round writes it again until it names every one.
+	edgeShort bool
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -166,6 +172,12 @@ func (m *mirror) round(ctx context.Context) {
 	}
 	m.mu.Unlock()
 	slices.Sort(due)
+	// The platform file last: the directories it names are in the bucket before it is (see
+	// awaiting).
+	m.mu.Lock()
+	platform := slices.Contains(due, dirsvc.PlatformFile) || m.edgeShort && m.files[dirsvc.PlatformFile] != nil
+	m.mu.Unlock()
+	due = slices.DeleteFunc(due, func(name string) bool { return name == dirsvc.PlatformFile })
 	sem := make(chan struct{}, mirrorParallel)
 	var wg sync.WaitGroup
 	for _, name := range due {
@@ -177,6 +189,9 @@ func (m *mirror) round(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	if platform {
+		m.copyFile(ctx, dirsvc.PlatformFile)
+	}
 }
 
 // copyFile brings the bucket's copy of one file to what the folder holds, and records the outcome.
@@ -192,6 +207,12 @@ func (m *mirror) copyFile(ctx context.Context, name string) {
 	folderPos, err := m.sync(ctx, name, f)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if errors.Is(err, errAwaiting) {
+		// Not a failure: the file is copied once the bucket holds what it names, and the copies
+		// of those poke the mirror.
+		f.dirty = true
+		return
+	}
 	if err == nil || folderPos > 0 { // the folder was listed
 		f.folderPos = folderPos
 	}
@@ -258,6 +279,9 @@ func (m *mirror) sync(ctx context.Context, name string, f *mirrored) (ltx.TXID, 
 		return f, fmt.Errorf("the bucket holds position %d, past the replica folder's %d: restart the primary to continue from the bucket's history", b, f)
 	}
 	if name == dirsvc.PlatformFile {
+		if waiting := m.awaiting(); waiting != "" {
+			return maxTXID(infos), fmt.Errorf("%w: %s", errAwaiting, waiting)
+		}
 		if err := m.writeEdgePlatform(ctx, f); err != nil {
 			return maxTXID(infos), fmt.Errorf("write %s: %w", EdgePlatformKey, err)
 		}
@@ -308,8 +332,31 @@ func (m *mirror) sync(ctx context.Context, name string, f *mirrored) (ltx.TXID, 
 	return folderPos, nil
 }
 
+// errAwaiting is the answer of a copy of the platform file that waits for the bucket to hold the
+// files of a directory it names.
+var errAwaiting = errors.New("the bucket does not hold yet every directory the platform names")
+
+// awaiting names a file the bucket must hold before the platform file's copy may name its
+// directory, or "" when there is none. The platform's copy, listed before this look, names only
+// directories whose files the replica folder held by then (see Options.Files), and each joined the
+// mirror and was touched by its first copy to the folder before: a file mirrored whose bucket holds
+// nothing, once the folder held some of it (touched, listed or failing), is one the platform may
+// name.
+func (m *mirror) awaiting() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for name, f := range m.files {
+		if name != dirsvc.PlatformFile && f.pos == 0 && (f.dirty || f.folderPos > 0 || f.err != nil) {
+			return name
+		}
+	}
+	return ""
+}
+
 // writeEdgePlatform writes what edges need of the platform to the bucket as JSON, unless the
-// bucket holds it as it is already.
+// bucket holds it as it is already. The platform is read from the data folder, which may already
+// register a directory the bucket does not hold yet: the JSON names only directories whose
+// published file the bucket holds; the next rounds write it again until it names every one.
 func (m *mirror) writeEdgePlatform(ctx context.Context, f *mirrored) error {
 	if m.platform == nil {
 		return nil
@@ -318,6 +365,14 @@ func (m *mirror) writeEdgePlatform(ctx context.Context, f *mirrored) error {
 	if err != nil {
 		return fmt.Errorf("read the platform: %w", err)
 	}
+	m.mu.Lock()
+	listed := len(p.Directories)
+	p.Directories = slices.DeleteFunc(p.Directories, func(d dirsvc.PlatformDirectory) bool {
+		held := m.files[dirsvc.FileName(dirsvc.DirectoryFile, d.Slug)]
+		return held == nil || held.pos == 0
+	})
+	m.edgeShort = len(p.Directories) < listed
+	m.mu.Unlock()
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err

@@ -84,7 +84,8 @@ func (f *Follower) Status() dirsvc.NodeStatus {
 		if f.cfg.MaxLag > 0 && lag > f.cfg.MaxLag {
 			st.Healthy = false
 		}
-		st.Files = append(st.Files, dirsvc.FileStatus{Name: directoryName(fl.slug), Position: uint64(fl.pos.TXID), LagSeconds: lag.Seconds()})
+		st.Files = append(st.Files, dirsvc.FileStatus{Name: directoryName(fl.slug), Position: uint64(fl.pos.TXID), LagSeconds: lag.Seconds(),
+			FailedVerifications: fl.failedVerifications, Heals: fl.heals})
 	}
 	if !f.lostSince.IsZero() && f.cfg.MaxLag > 0 && now.Sub(f.lostSince) > f.cfg.MaxLag {
 		st.Healthy = false

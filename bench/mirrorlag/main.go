@@ -59,6 +59,7 @@ func main() {
 		body, _ := json.Marshal(rec)
 		req, _ := http.NewRequest("PUT", *upstream+"/admin/v1/d/"+*dir+"/records/"+id, bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+*adminToken)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode/100 != 2 {
 			fmt.Fprintf(os.Stderr, "mirrorlag: change %s: %v %v\n", id, err, resp)

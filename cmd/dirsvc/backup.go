@@ -82,6 +82,29 @@ func filesOf(ctx context.Context, store *dirdb.Store, data string) ([]string, er
 	return names, nil
 }
 
+// folderFiles returns what names the files of the data folder to replicate, as the folder holds
+// them at each call (see replicate.Options.Files): the platform file, read by its path (it is
+// asked after the service's own connections are closed), and the files of each directory it lists
+// that exist.
+func folderFiles(data string) func(context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		p, err := dirdb.ReadPlatform(ctx, dirsvc.FilePath(data, dirsvc.PlatformFile))
+		if err != nil {
+			return nil, err
+		}
+		names := []string{dirsvc.PlatformFile}
+		for _, d := range p.Directories {
+			for _, f := range dirsvc.DirectoryFiles {
+				name := dirsvc.FileName(f, d.Slug)
+				if _, err := os.Stat(dirsvc.FilePath(data, name)); err == nil {
+					names = append(names, name)
+				}
+			}
+		}
+		return names, nil
+	}
+}
+
 // edgePlatform returns what edges need of the data folder's platform file, which the mirror writes
 // to the bucket for them. It reads the file by its path: the Replicator asks until it is closed,
 // after the service's own connections are.

@@ -206,6 +206,7 @@ func (x *chaos) write(id string, stop <-chan struct{}) {
 		w := chaosWrite{record: id, seq: seq, epoch: x.wipes.Load(), kills: x.kills.Load(), outage: x.bucket.State() != s3test.Up, status: -1}
 		req, _ := http.NewRequest("PUT", "http://"+x.c.primary+"/admin/v1/d/small/records/"+id, bytes.NewReader(line))
 		req.Header.Set("Authorization", "Bearer "+testAdminToken)
+		req.Header.Set("Content-Type", "application/json")
 		sent := time.Now()
 		resp, err := x.client.Do(req)
 		if err == nil {

@@ -475,11 +475,21 @@ func TestOperatorErrors(t *testing.T) {
 {"kind":"platformType","code":"gp","label":"GP"}
 {"kind":"service","publicId":"svc_a","organisation":"org_none","location":"loc_none","name":"A","type":"gp"}
 `), 0o644)
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "testdata", "small.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bidi := filepath.Join(t.TempDir(), "bidi.ndjson")
+	os.WriteFile(bidi, bytes.Replace(fixture, []byte(`"Harbour GP"`), []byte(`"Harbour \u202eGP"`), 1), 0o644)
+	bell := filepath.Join(t.TempDir(), "svc_gp.json")
+	os.WriteFile(bell, []byte(`{"kind":"service","publicId":"svc_gp","organisation":"org_harbour","location":"loc_ultimo","name":"Harbour\u0007GP","type":"gp"}`), 0o644)
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"record", "--data", data, "--dir", "nowhere", "show", "svc_gp"}, "no directory nowhere in " + data},
+		{[]string{"import", "--data", data, bidi}, "(svc_gp) name: The text holds the bidirectional control U+202E"},
+		{[]string{"record", "--data", data, "--dir", "small", "update", bell}, "(svc_gp) name: The text holds the control character U+0007"},
 		{[]string{"record", "--data", data, "--dir", "small", "close", "svc_nothere"}, "no record svc_nothere in directory small"},
 		{[]string{"clients", "--data", data, "grant", "dirp_nobody", "--directory", "small"}, "no client dirp_nobody in " + platform},
 		{[]string{"clients", "--data", data, "grant", id, "--directory", "nowhere"}, "no directory nowhere in " + data},
@@ -572,6 +582,7 @@ func TestRecordShowIsWhatUpdateReads(t *testing.T) {
 	for _, id := range ids {
 		req, _ := http.NewRequest("PUT", ts.URL+"/admin/v1/d/small/records/"+id, strings.NewReader(shown[id]))
 		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

@@ -86,9 +86,12 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	followed := make(chan struct{})
 	go func() { defer close(followed); follower.Run(followCtx) }()
 	defer func() { stopFollowing(); <-followed }() // before the store closes
-	go m.openAll(followCtx, store)
+	// Ready once the first copies are in and warm: a fresh edge lists no directory before.
+	ready := newReadiness(store, m.Log, func() bool { return follower.Status().Healthy })
+	defer ready.start(followCtx)() // before the store closes
 
 	cfg.Catalog, cfg.Keys = store, store
+	cfg.Ready = ready.Ready
 	cfg.CursorSecret = cursorSecret(nil, *token) // as the primary's: its cursors are taken here
 	cfg.Status = func(context.Context) dirsvc.NodeStatus { return follower.Status() }
 	cfg.Forwarding = &edge.Forwarding{Primary: u, FlyPrimaryRegion: *flyRegion, EdgeToken: *token,
@@ -99,6 +102,11 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 		return err
 	}
 	defer prometheus.Unregister(collector)
+	unregisterReady, err := ready.register()
+	if err != nil {
+		return err
+	}
+	defer unregisterReady()
 	stopMetrics, err := m.startMetrics(*hf.metricsAddr, handler.Report())
 	if err != nil {
 		return err
@@ -108,19 +116,25 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 }
 
 // followerMetrics exports an edge's replication state to Prometheus: each directory's position and
-// lag, and whether the edge is healthy.
+// lag, its LTX files that failed verification and the heals they took, and whether the edge is
+// healthy.
 type followerMetrics struct{ f *replicate.Follower }
 
 var (
 	metricPosition = prometheus.NewDesc("dirsvc_edge_position", "Position (Litestream transaction ID) of the edge's copy of a directory.", []string{"file"}, nil)
 	metricLag      = prometheus.NewDesc("dirsvc_edge_lag_seconds", "How long the edge's copy of a directory has been behind the primary, or out of touch with it.", []string{"file"}, nil)
 	metricHealthy  = prometheus.NewDesc("dirsvc_edge_healthy", "1 while every copy is within the lag bound, else 0.", nil, nil)
+	// A copy heals by itself from LTX files that fail verification; these say it had to.
+	metricFailedVerifications = prometheus.NewDesc("dirsvc_edge_failed_verifications_total", "LTX files of a directory fetched from the primary (or the bucket) that failed verification.", []string{"file"}, nil)
+	metricHeals               = prometheus.NewDesc("dirsvc_edge_heals_total", "Times the edge's copy of a directory was bootstrapped afresh past LTX files that failed verification.", []string{"file"}, nil)
 )
 
 func (c followerMetrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- metricPosition
 	ch <- metricLag
 	ch <- metricHealthy
+	ch <- metricFailedVerifications
+	ch <- metricHeals
 }
 
 func (c followerMetrics) Collect(ch chan<- prometheus.Metric) {
@@ -128,6 +142,8 @@ func (c followerMetrics) Collect(ch chan<- prometheus.Metric) {
 	for _, f := range st.Files {
 		ch <- prometheus.MustNewConstMetric(metricPosition, prometheus.GaugeValue, float64(f.Position), f.Name)
 		ch <- prometheus.MustNewConstMetric(metricLag, prometheus.GaugeValue, f.LagSeconds, f.Name)
+		ch <- prometheus.MustNewConstMetric(metricFailedVerifications, prometheus.CounterValue, float64(f.FailedVerifications), f.Name)
+		ch <- prometheus.MustNewConstMetric(metricHeals, prometheus.CounterValue, float64(f.Heals), f.Name)
 	}
 	healthy := 0.0
 	if st.Healthy {

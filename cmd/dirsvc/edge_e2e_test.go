@@ -105,6 +105,9 @@ func do(t testing.TB, method, u string, header http.Header, body []byte) answer 
 	for k, v := range header {
 		req.Header[k] = v
 	}
+	if len(body) > 0 && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json") // what the write routes take
+	}
 	resp, err := noRedirects.Do(req)
 	if err != nil {
 		return answer{status: -1, body: []byte(err.Error())}
@@ -233,6 +236,7 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 	} {
 		req, _ := http.NewRequest(w.method, "http://"+c.edge+w.path, bytes.NewReader(w.body))
 		req.Header.Set("Authorization", "Bearer "+w.token)
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := checked.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -318,7 +322,7 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 	// A generated directory's categories, collections (with result cards) and searches answer the
 	// same bytes at the edge, from its copy, as at the primary; a collection for professionals is
 	// missing for the public at both.
-	for _, p := range []string{"/v1/d/extra/categories", "/v1/d/extra/categories/mental_health", "/v1/d/extra/collections",
+	for _, p := range []string{"/v1/d/extra/categories", "/v1/d/extra/categories/primary_care", "/v1/d/extra/collections",
 		"/v1/d/extra/collections?home=true", "/v1/d/extra/collections/mental-health-support", "/v1/d/extra/collections/referral-pathways",
 		// Search from the edge's own copy: its documents and full-text indexes came with the pages.
 		"/v1/d/extra/search/services?q=clinic&limit=5", "/v1/d/extra/search/services?q=mental+helth&group=organisation",
@@ -341,7 +345,7 @@ func TestEdgeFollowsThePrimary(t *testing.T) {
 	// Health and metrics name the role and each copy's position.
 	// The public health route says only what a load balancer needs: no file of the data folder.
 	for node, addr := range map[string]string{"primary": c.primary, "edge": c.edge} {
-		if h := get(t, addr, "/healthz", nil); h.status != 200 || string(h.body) != `{"role":"`+node+`","healthy":true}` {
+		if h := get(t, addr, "/healthz", nil); h.status != 200 || string(h.body) != `{"role":"`+node+`","healthy":true,"ready":true}` {
 			t.Errorf("%s's public health: %d %s", node, h.status, h.body)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"net/http/pprof"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +53,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		interval      *time.Duration
 		replicaWait   *time.Duration
 		maxStorageLag *time.Duration
+		verifyEvery   *time.Duration
 	)
 	if mode == "primary" {
 		tf = addTargetFlags(fs)
@@ -61,6 +61,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		interval = fs.Duration("sync-interval", envDuration("DIRSVC_SYNC_INTERVAL", replicate.DefaultInterval), "how often each file is looked at for new commits to copy to the replica target, by this process or another ($DIRSVC_SYNC_INTERVAL)")
 		replicaWait = fs.Duration("replica-wait", envDuration("DIRSVC_REPLICA_WAIT", 5*time.Second), "how long a write through the admin API waits for object storage to hold it; it answers 202 with Replication-Pending when the bucket does not confirm in time ($DIRSVC_REPLICA_WAIT)")
 		maxStorageLag = fs.Duration("max-storage-lag", envDuration("DIRSVC_MAX_STORAGE_LAG", time.Minute), "replication is reported unhealthy on /healthz and in metrics once a replica has lacked a committed change for longer ($DIRSVC_MAX_STORAGE_LAG)")
+		verifyEvery = fs.Duration("verify-interval", envDuration("DIRSVC_VERIFY_INTERVAL", replicate.DefaultVerifyEvery), "how often the replica folder's files are read back and verified, a bounded amount each time; a damaged one is reported on /healthz and in metrics, and a snapshot is written past it ($DIRSVC_VERIFY_INTERVAL)")
 	}
 	acceptNewKey := fs.Bool("accept-new-server-key", envBool("DIRSVC_ACCEPT_NEW_SERVER_KEY"), acceptNewKeyUsage)
 	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", random, at least 16 characters, e.g. from openssl rand -base64 32 ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
@@ -127,15 +128,13 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			return err
 		}
 	} else {
-		var stopJoining func()
-		rep, stopJoining, err = m.replicateFolder(ctx, store, target, *interval)
+		rep, err = m.replicateFolder(ctx, store, target, *interval, replicate.VerifyOptions{Every: *verifyEvery})
 		if err != nil {
 			return err
 		}
 		// The service's connections close before Litestream's (see replicate.Replicator). Object
 		// storage gets shutdownStorageGrace to take what it lacks.
 		defer func() {
-			stopJoining()
 			closeStore()
 			cctx, cancel := context.WithTimeout(context.Background(), shutdownStorageGrace)
 			defer cancel()
@@ -144,7 +143,8 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			}
 		}()
 	}
-	go m.openAll(ctx, store)
+	ready := newReadiness(store, m.Log, nil)
+	defer ready.start(ctx)() // before the store closes
 	key, err := m.serverKey(ctx, store, *acceptNewKey)
 	if err != nil {
 		return err
@@ -157,6 +157,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	access.SandboxDirectory = cfg.SandboxDirectory
 	go m.retireKeys(ctx, access)
 	cfg.Catalog, cfg.Keys = store, store
+	cfg.Ready = ready.Ready
 	replicationToken := ""
 	if repToken != nil {
 		replicationToken = *repToken
@@ -166,6 +167,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		cfg.Status = func(context.Context) dirsvc.NodeStatus { return primaryStatus(rep, *maxStorageLag) }
 		cfg.EdgeToken = *repToken
 	}
+	cfg.StorageProbe = storageProbe(m.Data, replicaFolder(m.Data, target))
 	handler := edge.New(cfg)
 	forwarding := moderationConfig(store)
 	forwarding.Log = m.Log
@@ -179,7 +181,7 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		ps.Portal.Replicate = func(ctx context.Context) error {
 			_, pending, err := replicateFiles(ctx, rep, m.Data, *replicaWait, dirsvc.PlatformFile)
 			if err == nil && pending {
-				err = errStorageUnconfirmed
+				err = dirsvc.ErrStorageUnconfirmed
 			}
 			return err
 		}
@@ -254,6 +256,11 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		}
 		defer unregister()
 	}
+	unregisterReady, err := ready.register()
+	if err != nil {
+		return err
+	}
+	defer unregisterReady()
 	stopMetrics, err := m.startMetrics(*hf.metricsAddr, handler.Report())
 	if err != nil {
 		return err
@@ -478,21 +485,6 @@ func (m *Main) republishStale(ctx context.Context, store *dirdb.Store) error {
 	return nil
 }
 
-// openAll opens every directory of the store, each of which then loads its search index (see
-// dirdb.Store.SetWarmSearch), so that the first searches of a node just started are answered as fast
-// as the later ones. A directory that cannot be opened is left to its first request to report.
-func (m *Main) openAll(ctx context.Context, store *dirdb.Store) {
-	slugs, err := store.Slugs(ctx)
-	if err != nil {
-		return
-	}
-	for _, slug := range slugs {
-		if _, err := store.Directory(ctx, slug); err != nil && ctx.Err() == nil {
-			m.Log.Debug("a directory could not be opened ahead of its first request", "directory", slug, "err", err)
-		}
-	}
-}
-
 // loadDemoIfEmpty loads the demo directories into a data folder that holds none.
 func (m *Main) loadDemoIfEmpty(ctx context.Context, store *dirdb.Store) error {
 	slugs, err := store.Slugs(ctx)
@@ -544,61 +536,26 @@ func (m *Main) restoreIfEmpty(ctx context.Context, target replicate.Target) erro
 	return nil
 }
 
-// joinEvery is how often a primary looks for files to replicate that were created since (a
-// directory imported by another process, or the ops file of a first write).
-const joinEvery = 2 * time.Second
-
 // replicateFolder starts replicating every file of the data folder, and every file created later
-// until stop is called.
-func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target replicate.Target, interval time.Duration) (rep *replicate.Replicator, stop func(), err error) {
+// (a directory imported by another process: its files reach the replica before the platform file
+// that lists it, see replicate.Options.Files), and copies every file to the replica folder once
+// before it returns: a node serves only a folder its replica holds. A copy that fails is logged and
+// tried again by the Replicator (the health report says so); the node serves all the same.
+func (m *Main) replicateFolder(ctx context.Context, store *dirdb.Store, target replicate.Target, interval time.Duration, verify replicate.VerifyOptions) (*replicate.Replicator, error) {
 	names, err := filesOf(ctx, store, m.Data)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	rep, err = replicate.Open(ctx, m.Data, target, names, replicate.Options{Log: m.Log, Interval: interval, Platform: edgePlatform(m.Data)})
+	rep, err := replicate.Open(ctx, m.Data, target, names, replicate.Options{Log: m.Log, Interval: interval, Verify: verify,
+		Platform: edgePlatform(m.Data), Files: folderFiles(m.Data)})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(joinEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			names, err := filesOf(ctx, store, m.Data)
-			if err != nil {
-				if ctx.Err() == nil {
-					m.Log.Error("list files to replicate", "err", err)
-				}
-				continue
-			}
-			for _, name := range names {
-				if added, err := rep.Add(ctx, name); err != nil {
-					m.Log.Error("replicate a new file", "file", name, "err", err)
-				} else if added {
-					m.Log.Info("replicating", "file", name)
-				}
-			}
-			// A directory dropped since (its first import failed) is replicated no more.
-			for _, name := range rep.Names() {
-				if !slices.Contains(names, name) {
-					if err := rep.Remove(ctx, name); err != nil {
-						m.Log.Error("stop replicating a dropped file", "file", name, "err", err)
-					} else {
-						m.Log.Info("no longer replicating", "file", name)
-					}
-				}
-			}
-		}
-	}()
+	if err := rep.Sync(ctx); err != nil {
+		m.Log.Error("copy the data folder to the replica folder before serving; trying again", "err", err)
+	}
 	m.Log.Info("replicating", "files", len(names))
-	return rep, func() { cancel(); <-done }, nil
+	return rep, nil
 }
 
 // shutdownStorageGrace is how long a stopping primary lets object storage take what it lacks,
@@ -654,9 +611,10 @@ func replicateFiles(ctx context.Context, rep *replicate.Replicator, data string,
 	return positions, false, nil
 }
 
-// primaryStatus reports a primary's files and their positions, and whether its replicas hold every
-// committed change. A primary is healthy while it serves: it is the only writer, and a replica
-// that is behind (said under replication) is no reason to stop its reads.
+// primaryStatus reports a primary's files and their positions, whether its replicas hold every
+// committed change, and the damaged files of its replica folder. A primary is healthy while it
+// serves: it is the only writer, and a replica that is behind or damaged (said under replication)
+// is no reason to stop its reads.
 func primaryStatus(rep *replicate.Replicator, maxLag time.Duration) dirsvc.NodeStatus {
 	st := dirsvc.NodeStatus{Role: dirsvc.RolePrimary, Healthy: true,
 		Replication: &dirsvc.ReplicationStatus{Healthy: true, ObjectStorage: rep.HasBucket(), MaxLagSeconds: maxLag.Seconds()}}
@@ -674,6 +632,10 @@ func primaryStatus(rep *replicate.Replicator, maxLag time.Duration) dirsvc.NodeS
 		st.Files = append(st.Files, fs)
 	}
 	rs.Healthy = rs.FolderLagSeconds <= maxLag.Seconds() && rs.StorageLagSeconds <= maxLag.Seconds()
+	for _, d := range rep.Damaged() {
+		rs.DamagedFiles = append(rs.DamagedFiles, dirsvc.DamagedReplicaFile{File: d.Name, LTX: d.LTX, SnapshotPast: d.SnapshotPast})
+		rs.Healthy = rs.Healthy && d.SnapshotPast != 0
+	}
 	return st
 }
 
@@ -710,12 +672,8 @@ func replicateFileOf(rep *replicate.Replicator, data string, wait time.Duration,
 	return func(ctx context.Context, dir string) error {
 		_, pending, err := replicateFiles(ctx, rep, data, wait, dirsvc.FileName(file, dir))
 		if err == nil && pending {
-			err = errStorageUnconfirmed
+			err = dirsvc.ErrStorageUnconfirmed
 		}
 		return err
 	}
 }
-
-// errStorageUnconfirmed is the error of an acknowledged change object storage did not confirm
-// within the replica wait.
-var errStorageUnconfirmed = errors.New("object storage did not confirm in time")

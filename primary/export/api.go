@@ -1,15 +1,11 @@
 package export
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -107,35 +103,15 @@ func (s *Service) linkExpiry(j *job) time.Time {
 	return exp
 }
 
-// readRequest decodes a capped JSON export request, refusing unknown fields and values, naming the
-// field at fault.
+// readRequest reads a JSON export request (edge.ReadOptionalJSON: an empty body asks for everything),
+// refusing unknown fields and values, naming the field at fault.
 func readRequest(w http.ResponseWriter, r *http.Request) (dirsvc.ExportRequest, error) {
 	var req dirsvc.ExportRequest
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		return req, dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", maxBody)
-	}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return req, nil // everything
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return req, dirsvc.InvalidParam(te.Field, "%s has the wrong type", te.Field)
-		}
-		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			name = strings.Trim(name, `"`)
-			return req, dirsvc.InvalidParam(edge.ClipName(name), "%q is not a field of an export request (formats, types, since)", edge.ClipName(name))
-		}
-		if strings.Contains(err.Error(), "parsing time") {
+	if _, err := edge.ReadOptionalJSON(w, r, maxBody, &req); err != nil {
+		if errors.As(err, new(*time.ParseError)) {
 			return req, dirsvc.InvalidParam("since", "since must be a date-time such as 2026-01-31T00:00:00Z")
 		}
-		return req, dirsvc.InvalidParam("body", "the body is not an export request: a JSON object of formats, types and since")
-	}
-	if dec.More() {
-		return req, dirsvc.InvalidParam("body", "the body holds more than one JSON value")
+		return req, err // an empty body asks for everything
 	}
 	if len(req.Formats) > len(dirsvc.ExportFormats) {
 		return req, dirsvc.InvalidParam("formats", "formats names each format at most once")

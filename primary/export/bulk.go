@@ -1,9 +1,7 @@
 package export
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -79,16 +77,16 @@ func bulkParams(w http.ResponseWriter, r *http.Request) (types []string, since *
 	return types, since, nil
 }
 
-// parametersBody reads a POST kick-off's Parameters resource into parameter values.
+// parametersBody reads a POST kick-off's Parameters resource into parameter values: the body is read
+// by the service's rule for bodies (edge.ReadOptionalJSON), and its members beyond those of a
+// Parameters resource that carry _type and _since are left alone, as FHIR's tolerant reader would.
 func parametersBody(w http.ResponseWriter, r *http.Request) (map[string][]string, error) {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		return nil, dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", maxBody)
-	}
 	vals := map[string][]string{}
-	if len(bytes.TrimSpace(b)) == 0 {
-		return vals, nil
+	var raw json.RawMessage
+	if given, err := edge.ReadOptionalJSON(w, r, maxBody, &raw); err != nil || !given {
+		return vals, err
 	}
+	b := []byte(raw)
 	var p struct {
 		ResourceType string `json:"resourceType"`
 		Parameter    []struct {

@@ -35,8 +35,10 @@ type Config struct {
 	// feed event.
 	Update func(ctx context.Context, dir string, rec dirsvc.Record) error
 	// Replicate, when set, makes a client's acknowledged change of its items (a new item, a
-	// withdrawal) durable in every replica of the directory's ops file before it is answered; an
-	// error is logged with Log and the answer says Replication-Pending, as webhooks' do.
+	// withdrawal) durable in every replica of the directory's ops file before it is answered. An
+	// error matching dirsvc.ErrStorageUnconfirmed makes the answer say Replication-Pending; any
+	// other (no replica holds the change) is answered as an error (dirsvc.NotReplicated), as
+	// webhooks' are.
 	Replicate func(ctx context.Context, dir string) error
 	Log       *slog.Logger
 	Now       func() time.Time
@@ -109,10 +111,12 @@ func ReceiptOf(it *dirsvc.ForwardedItem) Receipt {
 		CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt}
 }
 
-// checkText refuses text longer than max characters, or not UTF-8.
+// checkText refuses text that breaks the text rule (dirsvc.CheckText), or longer than max
+// characters. The routes' bodies were checked by the rule as they were read; this is the check of
+// every other way in (the command line's moderation).
 func checkText(param, s string, max int) error {
-	if !utf8.ValidString(s) {
-		return dirsvc.InvalidParam(param, "not valid UTF-8 text")
+	if err := dirsvc.CheckText(param, s); err != nil {
+		return err
 	}
 	if n := utf8.RuneCountInString(s); n > max {
 		return dirsvc.InvalidParam(param, "at most %d characters, not %d", max, n)

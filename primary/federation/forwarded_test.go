@@ -285,7 +285,7 @@ func TestForwardedBadInput(t *testing.T) {
 		{"an oversized message", s.proposals(), `{"publicId":"svc_counsel","message":"` + long + `"}`, 400, "invalid-parameter", "message"},
 		{"an oversized issue message", s.issues(), `{"publicId":"svc_counsel","category":"other","message":"` + long + `"}`, 400, "invalid-parameter", "message"},
 		{"an oversized reference", s.proposals(), `{"publicId":"svc_counsel","message":"m","reference":"` + strings.Repeat("r", 201) + `"}`, 400, "invalid-parameter", "reference"},
-		{"an oversized body", s.proposals(), `{"publicId":"svc_counsel","message":"m","reference":"` + strings.Repeat(" ", federation.MaxBody) + `"}`, 400, "invalid-parameter", "body"},
+		{"an oversized body", s.proposals(), `{"publicId":"svc_counsel","message":"m","reference":"` + strings.Repeat(" ", federation.MaxBody) + `"}`, 413, "request-too-large", ""},
 		{"an unknown category", s.issues(), `{"publicId":"svc_counsel","category":"rude"}`, 400, "invalid-parameter", "category"},
 		{"a field that is not text", s.proposals(), `{"publicId":"svc_counsel","changes":{"type":"gp"}}`, 422, "unprocessable", "changes.type"},
 		{"an unknown field", s.proposals(), `{"publicId":"svc_counsel","changes":{"colour":"red"}}`, 422, "unprocessable", "changes.colour"},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"slices"
 
@@ -36,28 +35,23 @@ func (a *API) caller(r *http.Request) (*dirsvc.AccessToken, error) {
 	return t, nil
 }
 
-// readBody reads a capped JSON object into v. A member the route does not take (at the top, or in
-// the nested objects named in nested) answers 400 naming it; so does a member of the wrong type.
+// readBody reads a capped JSON object into v by the service's rule for bodies (edge.ReadBody, then
+// dirsvc.DecodeJSON). A member the route does not take (at the top, or in the nested objects named
+// in nested) answers 400 naming it by its path; so does a member of the wrong type.
 func readBody(w http.ResponseWriter, r *http.Request, v any, allowed []string, nested map[string][]string) error {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	b, err := edge.ReadBody(w, r, MaxBody)
 	if err != nil {
-		return dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", MaxBody)
+		return err
+	}
+	// The rule's own checks first: a member's name is repeated below only once it is known to be text.
+	b = dirsvc.NormaliseJSONLineBreaks(b)
+	if err := dirsvc.CheckJSON(b); err != nil {
+		return err
 	}
 	if err := knownMembers(b, "", allowed, nested); err != nil {
 		return err
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return dirsvc.InvalidParam(edge.ClipName(te.Field), "this member has the wrong JSON type")
-		}
-		return dirsvc.InvalidParam("body", "the body is not the JSON object this route takes")
-	}
-	if dec.More() {
-		return dirsvc.InvalidParam("body", "the body holds more than one JSON value")
-	}
-	return nil
+	return dirsvc.DecodeJSON(b, v)
 }
 
 // knownMembers checks that the JSON object b holds only the allowed members (and, in a nested
@@ -87,23 +81,33 @@ func knownMembers(b []byte, prefix string, allowed []string, nested map[string][
 }
 
 // replicated makes the client's change durable in every replica before it is answered (see
-// Config.Replicate).
-func (a *API) replicated(w http.ResponseWriter, r *http.Request) {
+// Config.Replicate), and reports whether to answer it: a change no replica holds is answered as an
+// error (dirsvc.NotReplicated), written here.
+func (a *API) replicated(w http.ResponseWriter, r *http.Request) bool {
 	cfg := a.Service.cfg
 	if cfg.Replicate == nil {
-		return
+		return true
 	}
-	if err := cfg.Replicate(r.Context(), r.PathValue("dir")); err != nil {
+	err := cfg.Replicate(r.Context(), r.PathValue("dir"))
+	switch {
+	case err == nil:
+	case errors.Is(err, dirsvc.ErrStorageUnconfirmed):
 		if cfg.Log != nil {
-			cfg.Log.Error("forwarding: replicate a change of a forwarded item", "directory", r.PathValue("dir"), "err", err)
+			cfg.Log.Warn("forwarding: object storage did not confirm a change of a forwarded item in time", "directory", r.PathValue("dir"))
 		}
 		w.Header().Set("Replication-Pending", "object-storage")
+	default:
+		a.WriteError(w, r, dirsvc.NotReplicated(err))
+		return false
 	}
+	return true
 }
 
 // created answers a new item's receipt, with its address.
 func (a *API) created(w http.ResponseWriter, r *http.Request, it *dirsvc.ForwardedItem) {
-	a.replicated(w, r)
+	if !a.replicated(w, r) {
+		return
+	}
 	w.Header().Set("Location", "/v1/d/"+r.PathValue("dir")+"/federation/forwarded/"+it.ID)
 	edge.WriteNoStoreJSON(w, http.StatusCreated, ReceiptOf(it))
 }
@@ -176,6 +180,8 @@ func (a *API) HandleWithdraw(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	a.replicated(w, r)
+	if !a.replicated(w, r) {
+		return
+	}
 	edge.WriteNoStoreJSON(w, http.StatusOK, ReceiptOf(it))
 }

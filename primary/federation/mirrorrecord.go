@@ -14,10 +14,15 @@ import (
 // entity that does not decode is left out with a warning, as before.
 
 // recordFromView makes the canonical record a mirror stores from the view the upstream gave its
-// client: every detail the view holds is given to the audiences aud, and nothing the view does not
+// client (refusing one whose text breaks the text rule, dirsvc.CheckJSONText): every detail the view holds is given to the audiences aud, and nothing the view does not
 // hold exists here (details kept from the client are absent, not hidden). Taxonomy codes (types,
 // specialties, programs, target groups) are kept as codes and labelled by this directory's taxonomy.
 func recordFromView(kind dirsvc.Kind, entity []byte, aud dirsvc.Audiences, origin string) (dirsvc.Record, error) {
+	// The upstream's text keeps the text rule, as every text this directory publishes does (JSON v2,
+	// which reads the entity, refuses a member given twice).
+	if err := dirsvc.CheckJSONText(entity); err != nil {
+		return nil, fmt.Errorf("read the %s: %w", kind, err)
+	}
 	var rec dirsvc.Record
 	var err error
 	switch kind {

@@ -99,6 +99,9 @@ func (s *Service) Act(ctx context.Context, dir, id, action, name, note string) (
 	if name = strings.TrimSpace(name); name == "" {
 		return nil, dirsvc.InvalidParam("operator", "say who acts: a moderator's name")
 	}
+	if err := dirsvc.CheckText("operator", name); err != nil {
+		return nil, err
+	}
 	if err := checkText("note", note, maxNote); err != nil {
 		return nil, err
 	}
@@ -215,6 +218,9 @@ func (s *Service) AddModerator(ctx context.Context, dir string, m dirsvc.Moderat
 	m.Name = strings.TrimSpace(m.Name)
 	if m.Name == "" || len(m.Name) > 100 {
 		return dirsvc.InvalidParam("name", "a moderator's name: 1 to 100 characters")
+	}
+	if err := dirsvc.CheckText("name", m.Name); err != nil {
+		return err
 	}
 	switch m.Role {
 	case dirsvc.RoleCurator:

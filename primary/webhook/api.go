@@ -1,11 +1,9 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -112,33 +110,30 @@ func (a *API) delivery(r *http.Request) (*dirsvc.WebhookEndpoint, *dirsvc.Delive
 	return e, d, err
 }
 
-// readBody decodes a capped JSON body into v, refusing unknown fields.
+// readBody reads a capped JSON body into v by the service's rule for bodies (edge.ReadJSON).
 func readBody(w http.ResponseWriter, r *http.Request, v any) error {
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		return dirsvc.InvalidParam("body", "the body is unreadable or larger than %d bytes", maxBody)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return dirsvc.InvalidParam("body", "the body is not the JSON object this route takes")
-	}
-	if dec.More() {
-		return dirsvc.InvalidParam("body", "the body holds more than one JSON value")
-	}
-	return nil
+	return edge.ReadJSON(w, r, maxBody, v)
 }
 
-// replicated makes an acknowledged change durable in every replica before it is answered; when a
-// replica does not confirm, the answer says so (the change is committed and reaches it later).
-func (a *API) replicated(w http.ResponseWriter, r *http.Request) {
+// replicated makes an acknowledged change durable in every replica before it is answered, and
+// reports whether to answer it. When object storage does not confirm in time, the answer says
+// Replication-Pending (the change is in the replica folder and reaches the bucket later); when no
+// replica holds it, the answer is an error (dirsvc.NotReplicated), written here.
+func (a *API) replicated(w http.ResponseWriter, r *http.Request) bool {
 	if a.Service.cfg.Replicate == nil {
-		return
+		return true
 	}
-	if err := a.Service.cfg.Replicate(r.Context(), r.PathValue("dir")); err != nil {
-		a.Service.cfg.Log.Error("webhooks: replicate a change of an endpoint", "directory", r.PathValue("dir"), "err", err)
+	err := a.Service.cfg.Replicate(r.Context(), r.PathValue("dir"))
+	switch {
+	case err == nil:
+	case errors.Is(err, dirsvc.ErrStorageUnconfirmed):
+		a.Service.cfg.Log.Warn("webhooks: object storage did not confirm a change of an endpoint in time", "directory", r.PathValue("dir"))
 		w.Header().Set("Replication-Pending", "object-storage")
+	default:
+		a.WriteError(w, r, dirsvc.NotReplicated(err))
+		return false
 	}
+	return true
 }
 
 // HandleList answers the caller's endpoints in the directory.
@@ -238,7 +233,9 @@ func (a *API) HandleCreate(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	a.replicated(w, r)
+	if !a.replicated(w, r) {
+		return
+	}
 	w.Header().Set("Location", "/v1/d/"+dir+"/webhooks/"+e.ID)
 	edge.WriteNoStoreJSON(w, http.StatusCreated, a.view(e, secret))
 }
@@ -294,7 +291,9 @@ func (a *API) HandlePatch(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	a.replicated(w, r)
+	if !a.replicated(w, r) {
+		return
+	}
 	if e.State == dirsvc.WebhookActive {
 		a.Service.wake(e.Directory, e.ID)
 	}
@@ -311,7 +310,9 @@ func (a *API) HandleDelete(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	a.replicated(w, r)
+	if !a.replicated(w, r) {
+		return
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -333,7 +334,9 @@ func (a *API) HandleRotate(w http.ResponseWriter, r *http.Request) {
 		a.WriteError(w, r, err)
 		return
 	}
-	a.replicated(w, r)
+	if !a.replicated(w, r) {
+		return
+	}
 	edge.WriteNoStoreJSON(w, http.StatusOK, a.view(e, secret))
 }
 

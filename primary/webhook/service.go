@@ -51,7 +51,9 @@ type Config struct {
 	Now     func() time.Time
 	Log     *slog.Logger
 	// Replicate, when set, makes an acknowledged change of an endpoint durable in every replica of
-	// the directory's webhooks file before it is answered.
+	// the directory's webhooks file before it is answered. An error matching
+	// dirsvc.ErrStorageUnconfirmed makes the answer say Replication-Pending; any other (no replica
+	// holds the change) is answered as an error (dirsvc.NotReplicated).
 	Replicate func(ctx context.Context, dir string) error
 
 	RoundWaits, QuickWaits []time.Duration
