@@ -241,7 +241,7 @@ func (w *jsonWalk) literal(s string) error {
 // object walks an object: each member's name, then its value.
 func (w *jsonWalk) object() error {
 	w.i++ // {
-	var names []string
+	var names map[string]string // by the name folded, the name as given
 	parent := len(w.path)
 	for first := true; ; first = false {
 		w.space()
@@ -258,10 +258,12 @@ func (w *jsonWalk) object() error {
 		}
 		w.path = append(w.path, name...)
 		if w.dups {
+			if names == nil {
+				names = map[string]string{}
+			}
 			if err := w.repeated(names, name); err != nil {
 				return err
 			}
-			names = append(names, name)
 		}
 		if w.space(); w.i >= len(w.b) || w.b[w.i] != ':' {
 			return errNotJSON
@@ -287,16 +289,17 @@ func (w *jsonWalk) object() error {
 	}
 }
 
-// repeated refuses a member name given before in the same object (at w.path).
-func (w *jsonWalk) repeated(names []string, name string) error {
-	for _, n := range names {
-		switch {
-		case n == name:
-			return InvalidParam(ClipField(string(w.path)), "This member is given more than once.")
-		case strings.EqualFold(n, name):
-			return InvalidParam(ClipField(string(w.path)), "This member is given more than once (names that differ only in case are one member).")
-		}
+// repeated refuses a member name given before in the same object (at w.path), and notes it in
+// names (a map, so that an object of many members costs one look-up each).
+func (w *jsonWalk) repeated(names map[string]string, name string) error {
+	folded := strings.ToLower(name)
+	switch before, ok := names[folded]; {
+	case ok && before == name:
+		return InvalidParam(ClipField(string(w.path)), "This member is given more than once.")
+	case ok:
+		return InvalidParam(ClipField(string(w.path)), "This member is given more than once (names that differ only in case are one member).")
 	}
+	names[folded] = name
 	return nil
 }
 
