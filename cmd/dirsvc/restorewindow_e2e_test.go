@@ -13,10 +13,10 @@ import (
 )
 
 // killSteps are the moments, after an event, at which the restore-window tests kill a primary: every
-// killStep from 0 to 3 s. DIRSVC_KILL_STEP (a duration) makes the steps finer or coarser.
+// 0.1 s from 0 to 3 s. DIRSVC_KILL_STEP (a duration) makes the steps finer or coarser.
 func killSteps(t *testing.T) []time.Duration {
 	t.Helper()
-	step := 250 * time.Millisecond
+	step := 100 * time.Millisecond
 	if s := os.Getenv("DIRSVC_KILL_STEP"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d <= 0 {
