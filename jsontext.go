@@ -240,7 +240,7 @@ func (w *jsonWalk) literal(s string) error {
 
 // object walks an object: each member's name, then its value.
 func (w *jsonWalk) object() error {
-	w.i++ // {
+	w.i++                       // {
 	var names map[string]string // by the name folded, the name as given
 	parent := len(w.path)
 	for first := true; ; first = false {
