@@ -240,8 +240,9 @@ func (w *jsonWalk) literal(s string) error {
 
 // object walks an object: each member's name, then its value.
 func (w *jsonWalk) object() error {
-	w.i++                       // {
-	var names map[string]string // by the name folded, the name as given
+	w.i++ // {
+	// The names given so far: by the name folded, the name as given.
+	var names map[string]string
 	parent := len(w.path)
 	for first := true; ; first = false {
 		w.space()
