@@ -100,27 +100,7 @@ func (w fullWriter) Update(ctx context.Context, rec dirsvc.Record) (dirsvc.Impor
 // (never 202, never a bare 500), and the node is unhealthy until its storage takes a write again.
 func TestAFullStorageAnswers507UntilItTakesWritesAgain(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := dirdb.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	file, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := primary.Import(ctx, store, bytes.NewReader(file)); err != nil {
-		t.Fatal(err)
-	}
-	key, err := primary.LoadServerKey(ctx, store, primary.ServerKeyConfig{Path: filepath.Join(dir, "server.key")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	access, err := primary.NewAccess(ctx, store, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, key, access := smallPrimary(t, nil)
 
 	var dataFull, replicaFull atomic.Bool // the disks of the data folder and of the replica folder
 	replicate := func(context.Context, string) error {

@@ -1,7 +1,6 @@
 package primary_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"encoding/json"
@@ -57,28 +56,7 @@ type writeService struct {
 
 func newWriteService(t *testing.T) *writeService {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := dirdb.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	file, err := os.ReadFile(filepath.Join("..", "testdata", "small.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := primary.Import(ctx, store, bytes.NewReader(file)); err != nil {
-		t.Fatal(err)
-	}
-	key, err := primary.LoadServerKey(ctx, store, primary.ServerKeyConfig{Path: filepath.Join(dir, "server.key")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	access, err := primary.NewAccess(ctx, store, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, key, access := smallPrimary(t, nil)
 	access.SandboxDirectory = "small"
 	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := edge.New(edge.Config{Catalog: store, Keys: store, ClientIPHeader: "X-Real-IP", SandboxDirectory: "small",

@@ -39,9 +39,9 @@ func newAuthService(tb testing.TB, now func() time.Time) *authService {
 	return newAuthServiceWith(tb, now, nil)
 }
 
-// newAuthServiceWith is newAuthService with the server's configuration changed by configure; tokens
-// name the configured base URL as their issuer, as `dirsvc serve` wires it.
-func newAuthServiceWith(tb testing.TB, now func() time.Time, configure func(*edge.Config)) *authService {
+// smallPrimary returns a real store in a temporary folder holding the small test directory, its
+// server key (kept in the folder), and the primary's partner access over it (now nil for the clock).
+func smallPrimary(tb testing.TB, now func() time.Time) (*dirdb.Store, []byte, *primary.Access) {
 	tb.Helper()
 	ctx := context.Background()
 	dir := tb.TempDir()
@@ -66,6 +66,14 @@ func newAuthServiceWith(tb testing.TB, now func() time.Time, configure func(*edg
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return store, key, access
+}
+
+// newAuthServiceWith is newAuthService with the server's configuration changed by configure; tokens
+// name the configured base URL as their issuer, as `dirsvc serve` wires it.
+func newAuthServiceWith(tb testing.TB, now func() time.Time, configure func(*edge.Config)) *authService {
+	tb.Helper()
+	store, _, access := smallPrimary(tb, now)
 	access.SandboxDirectory = "small"
 	cfg := edge.Config{Catalog: store, Keys: store, AnonymousLimits: edge.Limits{PerMinute: 1 << 20, PerDay: 1 << 20}}
 	if configure != nil {
