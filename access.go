@@ -204,6 +204,11 @@ type Client struct {
 	Purpose string  `json:"purpose,omitempty"`
 	Grants  []Grant `json:"grants"`
 	Revoked bool    `json:"revoked,omitempty"`
+	// Keys are the public keys the client may authenticate with instead of its secret (a JWT
+	// assertion, private_key_jwt); nil when it has none.
+	Keys *JWKS `json:"jwks,omitempty"`
+	// NoSecret marks a client that has no secret: it authenticates with its keys alone.
+	NoSecret bool `json:"noSecret,omitempty"`
 }
 
 // Grant returns the client's grant in the directory, or nil.
@@ -225,6 +230,9 @@ type AccessRequest struct {
 	Scopes                 []string `json:"scopes"`
 	PractitionerListReason string   `json:"practitionerListReason,omitempty"`
 	Status                 string   `json:"status"` // pending, granted or refused
+	// Keys are public keys the client asks to authenticate with; they replace its keys when the
+	// request is approved, never before (a stolen secret cannot plant a lasting key unseen).
+	Keys *JWKS `json:"jwks,omitempty"`
 }
 
 // Validate checks an access request.
@@ -255,7 +263,8 @@ type SigningKey struct {
 
 // ClientStore keeps partner clients, their grants and access requests, and the public token keys.
 type ClientStore interface {
-	// CreateClient stores a new client with the MAC of its secret; a conflict when the ID is taken.
+	// CreateClient stores a new client with the MAC of its secret (none when c.NoSecret) and its
+	// keys; a conflict when the ID is taken.
 	CreateClient(ctx context.Context, c *Client, secretMAC []byte) error
 	// Client returns a client and the MAC of its secret; ErrNotFound for an unknown ID.
 	Client(ctx context.Context, id string) (*Client, []byte, error)
@@ -263,6 +272,12 @@ type ClientStore interface {
 	Clients(ctx context.Context) ([]Client, error)
 	// SetClientSecret replaces the MAC of a client's secret.
 	SetClientSecret(ctx context.Context, id string, secretMAC []byte) error
+	// SetClientKeys replaces a live client's public keys (nil removes them); its tokens issued
+	// before are refused from then on.
+	SetClientKeys(ctx context.Context, id string, keys *JWKS) error
+	// UseAssertionID records the jti of a client's assertion until expires (Unix seconds), dropping
+	// those expired at now; false when it was recorded already (a replay).
+	UseAssertionID(ctx context.Context, clientID, jti string, expires, now int64) (bool, error)
 	// RevokeClient revokes a client for good.
 	RevokeClient(ctx context.Context, id string) error
 	// PutGrant adds or replaces the client's grant in g.Directory.
@@ -295,7 +310,8 @@ type ClientStore interface {
 	// secret from then on are marked with it, and, with adoptLegacy, so are clients stored before
 	// check values were kept.
 	RecordServerKeyCheck(ctx context.Context, check []byte, adoptLegacy bool) error
-	// ClientKeyChecks returns, for every client not revoked, the check value of the server key its
-	// secret's MAC was made under; nil for a client stored before check values were kept.
+	// ClientKeyChecks returns, for every client not revoked that has a secret, the check value of
+	// the server key its secret's MAC was made under; nil for a client stored before check values
+	// were kept.
 	ClientKeyChecks(ctx context.Context) (map[string][]byte, error)
 }

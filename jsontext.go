@@ -42,12 +42,15 @@ func CheckJSONText(raw []byte) error {
 }
 
 // DecodeJSON reads a JSON request body into v by the one rule for the bodies the service takes:
-// CRLF line breaks in strings read as line feeds (NormaliseJSONLineBreaks), then CheckJSON, then v
-// decoded with members v does not have refused. Every error is an invalid-parameter error naming the
-// member at fault (its path), or the body; the decoder's own error is its cause.
+// CRLF line breaks in strings read as line feeds (NormaliseJSONLineBreaks), then CheckJSON with null
+// refused wherever it stands, then v decoded with members v does not have refused. No body the
+// service takes has a member that may be null: decoded, a null would read as the member left out
+// (every format, no change, an empty text), never as what its client meant. Every error is an
+// invalid-parameter error naming the member at fault (its path), or the body; the decoder's own
+// error is its cause.
 func DecodeJSON(raw []byte, v any) error {
 	raw = NormaliseJSONLineBreaks(raw)
-	if err := CheckJSON(raw); err != nil {
+	if err := (&jsonWalk{b: raw, dups: true, noNull: true}).walk(); err != nil {
 		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -158,16 +161,21 @@ func plainJSON(raw []byte) bool {
 
 // jsonWalk walks one JSON value, keeping the path of the value it is at.
 type jsonWalk struct {
-	b     []byte
-	i     int
-	dups  bool   // check repeated members
-	path  []byte // the path of the current value
-	depth int
+	b      []byte
+	i      int
+	dups   bool   // check repeated members
+	noNull bool   // refuse null (DecodeJSON)
+	path   []byte // the path of the current value
+	depth  int
 }
 
 // walkJSON walks raw by CheckJSON's rules (dups: with the check of repeated members).
 func walkJSON(raw []byte, dups bool) error {
-	w := &jsonWalk{b: raw, dups: dups}
+	return (&jsonWalk{b: raw, dups: dups}).walk()
+}
+
+// walk walks the one JSON value w.b holds.
+func (w *jsonWalk) walk() error {
 	w.space()
 	err := w.value("")
 	if err == nil {
@@ -216,7 +224,13 @@ func (w *jsonWalk) value(member string) error {
 	case c == 'f':
 		return w.literal("false")
 	case c == 'n':
-		return w.literal("null")
+		if err := w.literal("null"); err != nil || !w.noNull {
+			return err
+		}
+		if len(w.path) == 0 {
+			return InvalidParam("body", "The body is null: send the JSON object this request takes.")
+		}
+		return InvalidParam(ClipField(string(w.path)), "null is no value of this member: leave the member out instead.")
 	case c == '-' || c >= '0' && c <= '9':
 		start := w.i
 		for w.i < len(w.b) && strings.IndexByte("0123456789+-.eE", w.b[w.i]) >= 0 {

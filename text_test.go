@@ -186,6 +186,11 @@ func TestDecodeJSONNamesWhatIsWrong(t *testing.T) {
 		{"a control character", `{"name":"x\u0007"}`, "name"},
 		{"a repeated member", `{"name":"x","name":"y"}`, "name"},
 		{"two values", `{} {}`, "body"},
+		{"a body of null", ` null `, "body"},
+		{"a member of null", `{"name":null}`, "name"},
+		{"a nested member of null", `{"reporter":{"email":null}}`, "reporter.email"},
+		{"an object of null", `{"reporter":null}`, "reporter"},
+		{"an element of null", `{"nom":[null]}`, "nom[0]"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var v body

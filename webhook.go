@@ -123,4 +123,7 @@ type WebhookStore interface {
 	RecordRound(ctx context.Context, dir string, d *Delivery, tries []Attempt, failingSince time.Time) error
 	// PruneDeliveries removes deliveries created before before that are delivered or dead.
 	PruneDeliveries(ctx context.Context, dir string, before time.Time) (int, error)
+	// DeliveryQueue returns how many messages to a directory's active endpoints wait to be sent
+	// (neither delivered nor dead) and when the oldest of them was made (zero when none waits).
+	DeliveryQueue(ctx context.Context, dir string) (waiting int, oldest time.Time, err error)
 }

@@ -56,17 +56,20 @@ func (s *Store) ImportNew(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.Im
 		return stats, err
 	}
 	start := time.Now()
+	dirsvc.ProgressOf(ctx).Step("sync", 0)
 	if err := b.finish(ctx); dirsvc.ErrorCode(err) == dirsvc.EConflict {
 		return s.importBuilt(ctx, b, err)
 	} else if err != nil {
 		return stats, err
 	}
 	stats.Steps = append(stats.Steps, dirsvc.Step{Name: "sync", Took: time.Since(start)})
+	dirsvc.ProgressOf(ctx).StepDone(0)
 	// Registered once in place: another process that registered the slug meanwhile (its own first
 	// import, say) found this one's files there and opened them.
 	if err := s.RegisterDirectory(ctx, slug); err != nil {
 		return stats, err
 	}
+	s.countImport(stats)
 	return stats, nil
 }
 

@@ -20,18 +20,26 @@ var _ dirsvc.ClientStore = (*Store)(nil)
 
 func nowText() string { return time.Now().UTC().Format(time.RFC3339Nano) }
 
-// CreateClient stores a new client and its grants in one transaction, marked with the check value of
-// the server key recorded last (see RecordServerKeyCheck).
+// CreateClient stores a new client, its keys and its grants in one transaction, marked with the check
+// value of the server key recorded last (see RecordServerKeyCheck). A client with NoSecret keeps an
+// empty MAC, which no secret's equals.
 func (s *Store) CreateClient(ctx context.Context, c *dirsvc.Client, secretMAC []byte) error {
+	if c.NoSecret || secretMAC == nil {
+		secretMAC = []byte{}
+	}
+	keys, err := keysJSON(c.Keys)
+	if err != nil {
+		return err
+	}
 	tx, err := s.platform.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	res, err := tx.ExecContext(ctx, `
-INSERT INTO clients (client_id, name, sandbox, secret_mac, created_at, key_check, directory, contact, purpose)
-VALUES (?, ?, ?, ?, ?, (SELECT check_value FROM server_key WHERE id = 1), NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, ''))
-ON CONFLICT (client_id) DO NOTHING`, c.ID, c.Name, c.Sandbox, secretMAC, nowText(), c.Directory, c.Contact, c.Purpose)
+INSERT INTO clients (client_id, name, sandbox, secret_mac, created_at, key_check, directory, contact, purpose, jwks)
+VALUES (?, ?, ?, ?, ?, (SELECT check_value FROM server_key WHERE id = 1), NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, ''), ?)
+ON CONFLICT (client_id) DO NOTHING`, c.ID, c.Name, c.Sandbox, secretMAC, nowText(), c.Directory, c.Contact, c.Purpose, keys)
 	if err != nil {
 		return fmt.Errorf("create client: %w", err)
 	}
@@ -60,22 +68,51 @@ ON CONFLICT (client_id, directory) DO UPDATE SET doc = excluded.doc`, id, g.Dire
 	return nil
 }
 
-// Client returns a client with its grants and the MAC of its secret.
+// keysJSON returns the JSON of a client's keys as the platform file keeps them: NULL for none.
+func keysJSON(keys *dirsvc.JWKS) (any, error) {
+	if keys == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(keys)
+	if err != nil {
+		return nil, fmt.Errorf("encode client keys: %w", err)
+	}
+	return string(b), nil
+}
+
+// parseKeys reads keys as keysJSON wrote them.
+func parseKeys(raw sql.NullString) (*dirsvc.JWKS, error) {
+	if !raw.Valid {
+		return nil, nil
+	}
+	keys := &dirsvc.JWKS{}
+	if err := json.Unmarshal([]byte(raw.String), keys); err != nil {
+		return nil, fmt.Errorf("decode client keys: %w", err)
+	}
+	return keys, nil
+}
+
+// Client returns a client with its grants and keys, and the MAC of its secret (empty when it has
+// none).
 func (s *Store) Client(ctx context.Context, id string) (*dirsvc.Client, []byte, error) {
 	c := &dirsvc.Client{ID: id}
 	var (
 		mac     []byte
 		revoked sql.NullString
+		keys    sql.NullString
 	)
 	err := s.platform.QueryRowContext(ctx,
-		"SELECT name, COALESCE(directory, ''), sandbox, COALESCE(contact, ''), COALESCE(purpose, ''), secret_mac, revoked_at FROM clients WHERE client_id = ?", id).
-		Scan(&c.Name, &c.Directory, &c.Sandbox, &c.Contact, &c.Purpose, &mac, &revoked)
+		"SELECT name, COALESCE(directory, ''), sandbox, COALESCE(contact, ''), COALESCE(purpose, ''), secret_mac, revoked_at, jwks FROM clients WHERE client_id = ?", id).
+		Scan(&c.Name, &c.Directory, &c.Sandbox, &c.Contact, &c.Purpose, &mac, &revoked, &keys)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, dirsvc.ErrNotFound
 	} else if err != nil {
 		return nil, nil, fmt.Errorf("read client: %w", err)
 	}
-	c.Revoked = revoked.Valid
+	c.Revoked, c.NoSecret = revoked.Valid, len(mac) == 0
+	if c.Keys, err = parseKeys(keys); err != nil {
+		return nil, nil, fmt.Errorf("client %s: %w", id, err)
+	}
 	if c.Grants, err = s.grants(ctx, "WHERE client_id = ?", id); err != nil {
 		return nil, nil, err
 	}
@@ -106,16 +143,23 @@ func (s *Store) grants(ctx context.Context, where string, args ...any) ([]dirsvc
 // Clients returns every client in ID order.
 func (s *Store) Clients(ctx context.Context) ([]dirsvc.Client, error) {
 	rows, err := s.platform.QueryContext(ctx,
-		"SELECT client_id, name, COALESCE(directory, ''), sandbox, COALESCE(contact, ''), COALESCE(purpose, ''), revoked_at IS NOT NULL FROM clients ORDER BY client_id")
+		"SELECT client_id, name, COALESCE(directory, ''), sandbox, COALESCE(contact, ''), COALESCE(purpose, ''), revoked_at IS NOT NULL, length(secret_mac) = 0, jwks FROM clients ORDER BY client_id")
 	if err != nil {
 		return nil, fmt.Errorf("list clients: %w", err)
 	}
 	var out []dirsvc.Client
 	for rows.Next() {
-		var c dirsvc.Client
-		if err := rows.Scan(&c.ID, &c.Name, &c.Directory, &c.Sandbox, &c.Contact, &c.Purpose, &c.Revoked); err != nil {
+		var (
+			c    dirsvc.Client
+			keys sql.NullString
+		)
+		if err := rows.Scan(&c.ID, &c.Name, &c.Directory, &c.Sandbox, &c.Contact, &c.Purpose, &c.Revoked, &c.NoSecret, &keys); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if c.Keys, err = parseKeys(keys); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("client %s: %w", c.ID, err)
 		}
 		out = append(out, c)
 	}
@@ -149,6 +193,41 @@ func (s *Store) SetClientSecret(ctx context.Context, id string, secretMAC []byte
 	return s.changeAccess(ctx, id, `
 UPDATE clients SET secret_mac = ?, rotated_at = ?, key_check = (SELECT check_value FROM server_key WHERE id = 1)
 WHERE client_id = ? AND revoked_at IS NULL`, secretMAC, nowText(), id)
+}
+
+// SetClientKeys replaces a live client's public keys (nil removes them); the client's tokens issued
+// before are refused from now on, as after a new secret.
+func (s *Store) SetClientKeys(ctx context.Context, id string, keys *dirsvc.JWKS) error {
+	doc, err := keysJSON(keys)
+	if err != nil {
+		return err
+	}
+	return s.changeAccess(ctx, id, "UPDATE clients SET jwks = ? WHERE client_id = ? AND revoked_at IS NULL", doc, id)
+}
+
+// UseAssertionID records the jti of a client's assertion, kept until expires (Unix seconds), and
+// drops the recorded ones that expired before now, in one transaction. It returns false when the
+// client's jti is recorded already: the assertion was used before.
+func (s *Store) UseAssertionID(ctx context.Context, clientID, jti string, expires, now int64) (bool, error) {
+	tx, err := s.platform.BeginTx(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "DELETE FROM assertion_ids WHERE expires_at < ?", now); err != nil {
+		return false, fmt.Errorf("drop expired assertion IDs: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, `
+INSERT INTO assertion_ids (client_id, jti, expires_at) VALUES (?, ?, ?)
+ON CONFLICT (client_id, jti) DO NOTHING`, clientID, jti, expires)
+	if err != nil {
+		return false, fmt.Errorf("record assertion ID: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	return n == 1, tx.Commit()
 }
 
 // RevokeClient revokes a live client; its tokens are refused from now on.
@@ -227,11 +306,15 @@ func (s *Store) CreateAccessRequest(ctx context.Context, r *dirsvc.AccessRequest
 	if r.PractitionerListReason != "" {
 		reason = r.PractitionerListReason
 	}
-	err := s.platform.QueryRowContext(ctx, `
-INSERT INTO access_requests (client_id, directory, scopes, practitioner_list_reason, created_at)
-SELECT client_id, ?, ?, ?, ? FROM clients WHERE client_id = ? AND revoked_at IS NULL
+	keys, err := keysJSON(r.Keys)
+	if err != nil {
+		return err
+	}
+	err = s.platform.QueryRowContext(ctx, `
+INSERT INTO access_requests (client_id, directory, scopes, practitioner_list_reason, created_at, jwks)
+SELECT client_id, ?, ?, ?, ?, ? FROM clients WHERE client_id = ? AND revoked_at IS NULL
 ON CONFLICT (client_id, directory) WHERE status = 'pending' DO NOTHING
-RETURNING id, status`, r.Directory, strings.Join(r.Scopes, " "), reason, nowText(), r.Client).Scan(&r.ID, &r.Status)
+RETURNING id, status`, r.Directory, strings.Join(r.Scopes, " "), reason, nowText(), keys, r.Client).Scan(&r.ID, &r.Status)
 	if !errors.Is(err, sql.ErrNoRows) {
 		if err != nil {
 			return fmt.Errorf("record access request: %w", err)
@@ -251,16 +334,23 @@ AND EXISTS (SELECT 1 FROM clients WHERE client_id = ? AND revoked_at IS NULL)`, 
 	return dirsvc.Errorf(dirsvc.EConflict, "Your request %d for access to this directory is pending: the operators answer it before you ask again.", pending)
 }
 
-const accessRequestColumns = "id, client_id, directory, scopes, COALESCE(practitioner_list_reason, ''), status"
+const accessRequestColumns = "id, client_id, directory, scopes, COALESCE(practitioner_list_reason, ''), status, jwks"
 
 func scanAccessRequest(sc scanner) (dirsvc.AccessRequest, error) {
 	var (
 		r      dirsvc.AccessRequest
 		scopes string
+		keys   sql.NullString
 	)
-	err := sc.Scan(&r.ID, &r.Client, &r.Directory, &scopes, &r.PractitionerListReason, &r.Status)
+	if err := sc.Scan(&r.ID, &r.Client, &r.Directory, &scopes, &r.PractitionerListReason, &r.Status, &keys); err != nil {
+		return r, err
+	}
 	r.Scopes = strings.Fields(scopes)
-	return r, err
+	var err error
+	if r.Keys, err = parseKeys(keys); err != nil {
+		return r, fmt.Errorf("access request %d: %w", r.ID, err)
+	}
+	return r, nil
 }
 
 // AccessRequest returns one access request.

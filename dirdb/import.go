@@ -24,7 +24,11 @@ func (d *Directory) Import(ctx context.Context, snap *dirsvc.Snapshot) (dirsvc.I
 		return dirsvc.ImportStats{}, dirsvc.InvalidParam("directory.slug",
 			"the file describes directory %q, not %q", snap.Directory.Slug, d.slug)
 	}
-	return d.write(ctx, importing(snap))
+	stats, err := d.write(ctx, importing(snap))
+	if err == nil {
+		d.store.countImport(stats)
+	}
+	return stats, err
 }
 
 // importing is the write of an import of snap.
@@ -105,6 +109,8 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 			gone = append(gone, id)
 		}
 	}
+	prog := dirsvc.ProgressOf(ctx)
+	prog.Step("records", len(recs)+len(gone))
 	if bulkLoad(len(prev), len(recs)) {
 		rebuild, derr := w.deferIndexes()
 		if derr != nil {
@@ -119,14 +125,19 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 					return
 				}
 				start := time.Now()
+				prog.Step("indexes", 0)
 				err = rebuild() // err is the write's result: rebuild only after a write that worked
 				w.step("indexes", start, len(w.stats.Steps))
+				if err == nil {
+					prog.StepDone(0)
+				}
 			}
 		}()
 	}
 	// ops.db is a file of its own: its canonical records are written on another goroutine, beside
 	// the publication on this one.
 	sources, opsDone := w.sourceWriter()
+	written := 0
 	err = w.batchRows(func() error {
 		return prepareAll(ctx, recs, func(rec dirsvc.Record) (prepared, error) {
 			id := rec.Base().PublicID
@@ -134,6 +145,9 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 		}, func(pr prepared) error {
 			if pr.ownChanged {
 				sources <- pr
+			}
+			if written++; written%prepareChunk == 0 {
+				prog.Records(written)
 			}
 			return w.apply(pr.rec.Base(), pr.pub)
 		})
@@ -155,7 +169,11 @@ func (w *writeTx) importSnapshot(snap *dirsvc.Snapshot, keep map[string]bool) (e
 		if err := w.save(rec, lk, prev[id], own[id]); err != nil {
 			return err
 		}
+		if written++; written%prepareChunk == 0 {
+			prog.Records(written)
+		}
 	}
+	prog.StepDone(written)
 	return nil
 }
 

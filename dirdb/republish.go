@@ -19,10 +19,13 @@ import (
 // writes in one write, so no change made meanwhile is undone.
 func (d *Directory) Republish(ctx context.Context) (dirsvc.ImportStats, error) {
 	return d.write(ctx, func(w *writeTx) error {
+		prog := dirsvc.ProgressOf(ctx)
+		prog.Step("load", 0)
 		snap, err := w.loadSnapshot()
 		if err != nil {
 			return err
 		}
+		prog.StepDone(len(snap.Records))
 		return w.importSnapshot(snap, nil)
 	})
 }

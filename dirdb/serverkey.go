@@ -43,10 +43,11 @@ func (s *Store) RecordServerKeyCheck(ctx context.Context, check []byte, adoptLeg
 	return tx.Commit()
 }
 
-// ClientKeyChecks returns, for every client not revoked, the check value of the server key its
-// secret's MAC was made under; nil for a client stored before check values were kept.
+// ClientKeyChecks returns, for every client not revoked that has a secret, the check value of the
+// server key its secret's MAC was made under; nil for a client stored before check values were kept.
+// A client with keys alone does not depend on the server key.
 func (s *Store) ClientKeyChecks(ctx context.Context) (map[string][]byte, error) {
-	rows, err := s.platform.QueryContext(ctx, "SELECT client_id, key_check FROM clients WHERE revoked_at IS NULL")
+	rows, err := s.platform.QueryContext(ctx, "SELECT client_id, key_check FROM clients WHERE revoked_at IS NULL AND length(secret_mac) > 0")
 	if err != nil {
 		return nil, fmt.Errorf("read client key checks: %w", err)
 	}

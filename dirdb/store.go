@@ -35,6 +35,8 @@ type Store struct {
 	cached cacheAccount // memory of the views the directories keep (viewCache)
 	keys   keyCache     // public token keys
 	warm   atomic.Bool  // directories load their search indexes as they open (SetWarmSearch)
+	// imported is told of every import committed (SetImportCounter).
+	imported atomic.Pointer[func(dirsvc.ImportStats)]
 }
 
 // dirEntry is an open directory, or one being opened: opening runs the file's migrations, which may

@@ -469,6 +469,29 @@ func (s *Store) PruneDeliveries(ctx context.Context, dir string, before time.Tim
 	return int(n), nil
 }
 
+// DeliveryQueue returns how many messages to the directory's active endpoints are neither delivered
+// nor dead, and when the oldest was made. The open deliveries are read through their partial index
+// (deliveries_open): an endpoint has at most one feed message open at a time, so the query reads
+// about one row per endpoint however long the delivery log is.
+func (s *Store) DeliveryQueue(ctx context.Context, dir string) (int, time.Time, error) {
+	db, err := s.hooksDB(ctx, dir, false)
+	if err != nil || db == nil {
+		return 0, time.Time{}, err
+	}
+	var n int
+	var oldest sql.NullString
+	err = db.QueryRowContext(ctx, sqlDeliveryQueue).Scan(&n, &oldest)
+	if err != nil {
+		return 0, time.Time{}, fmt.Errorf("read the delivery queue: %w", err)
+	}
+	at, err := parseHookTime(oldest)
+	return n, at, err
+}
+
+// sqlDeliveryQueue counts the open deliveries of active endpoints (see DeliveryQueue).
+const sqlDeliveryQueue = `SELECT count(*), min(d.created_at) FROM deliveries d JOIN endpoints e ON e.id = d.endpoint_id
+WHERE d.status IN ('pending', 'failed') AND e.state = 'active'`
+
 // ChangeHead returns the position of the latest event of a directory's change log (0 when it has
 // none): the webhook runners look at it to learn that a directory moved on, whichever process wrote.
 func (s *Store) ChangeHead(ctx context.Context, slug string) (int64, error) {

@@ -179,34 +179,43 @@ func writeFiles(ctx context.Context, pub, ops *sql.DB, fn func(w *writeTx) error
 		commitOps = sync.OnceValue(func() error { return <-done })
 		defer commitOps() // a write that fails returns once the commit has ended
 	}
+	prog := dirsvc.ProgressOf(ctx)
 	for _, s := range []struct {
 		name string
 		run  func() error
 	}{{"narrowing", w.refreshNarrowing}, {"feed", w.logFeed}, {"search", w.refreshSearch}} {
 		start := time.Now()
+		prog.Step(s.name, 0)
 		if err := s.run(); err != nil {
 			return dirsvc.ImportStats{}, err
 		}
 		w.step(s.name, start, len(w.stats.Steps))
+		prog.StepDone(0)
 	}
 	if w.lateIndexes != nil {
 		start := time.Now()
+		prog.Step("late-indexes", 0)
 		if err := w.lateIndexes(); err != nil {
 			return dirsvc.ImportStats{}, err
 		}
 		w.step("late-indexes", start, len(w.stats.Steps))
+		prog.StepDone(0)
 	}
 	start = time.Now()
+	prog.Step("commit", 0)
 	if err := pubTx.Commit(); err != nil {
 		return dirsvc.ImportStats{}, fmt.Errorf("commit directory write: %w", err)
 	}
 	w.step("commit", start, len(w.stats.Steps))
+	prog.StepDone(0)
 	committed()
 	start = time.Now()
+	prog.Step("ops-commit", 0)
 	if err := commitOps(); err != nil {
 		return w.stats, fmt.Errorf("commit ops write after the directory committed: %w", err)
 	}
 	w.step("ops-commit", start, len(w.stats.Steps))
+	prog.StepDone(0)
 	return w.stats, nil
 }
 

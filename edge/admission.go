@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -95,6 +96,9 @@ type admission struct {
 	pages     chan struct{}
 	expensive chan struct{}
 	perDir    [expensiveShards]chan struct{}
+	// heldBodies is the bytes of composed answers being written by expensive requests that gave
+	// their slots back (expensiveDone).
+	heldBodies atomic.Int64
 }
 
 func newAdmission(cfg Admission) *admission {
@@ -138,11 +142,12 @@ func acquireBefore(ctx context.Context, sem chan struct{}, deadline <-chan time.
 	}
 }
 
-// shed answers a request the node has no capacity for.
-func (s *Server) shed(w http.ResponseWriter, r *http.Request) {
+// shed answers a request the node has no capacity for, and counts it under reason (ShedReads...).
+func (s *Server) shed(w http.ResponseWriter, r *http.Request, reason string) {
 	if r.Context().Err() != nil {
 		return // the client went away while it waited
 	}
+	s.shedFor(reason)
 	w.Header().Set("Retry-After", "1")
 	w.Header().Set("Cache-Control", "no-store")
 	s.error(w, r, dirsvc.Errorf(dirsvc.EUnavailable, "The service is busy: try again in 1 second."))
@@ -168,7 +173,11 @@ func (s *Server) record(rt recordRoute, h http.HandlerFunc) http.HandlerFunc {
 // admitted serves a request once it has a slot of sem, or sheds it after wait.
 func (s *Server) admitted(w http.ResponseWriter, r *http.Request, sem chan struct{}, wait time.Duration, h http.HandlerFunc) {
 	if !acquire(r.Context(), sem, wait) {
-		s.shed(w, r)
+		reason := ShedReads
+		if sem == s.admit.pages {
+			reason = ShedPages
+		}
+		s.shed(w, r, reason)
 		return
 	}
 	defer func() { <-sem }()
@@ -179,28 +188,138 @@ func (s *Server) admitted(w http.ResponseWriter, r *http.Request, sem chan struc
 var errOverBudget = errors.New("the request's time budget is spent")
 
 // expensive admits an expensive read route's requests against the expensive bounds of the request's
-// directory and of the node; once admitted, its work has the time budget.
+// directory and of the node; once admitted, its work has the time budget. The slots and the budget
+// are for reading the store: a handler whose answer is composed, or which goes on reading a step at
+// a time while it writes, gives them back first (expensiveDone, expensiveStep), so that a client
+// that reads slowly holds no slot and is cut by no budget (only by the idle bound of a streamed
+// body, see deadline.go).
 func (s *Server) expensive(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		work := &expensiveWork{admit: s.admit, dir: s.admit.perDir[shardOf(r.PathValue("dir"))]}
+		work.free = context.WithValue(r.Context(), expensiveKey{}, work)
 		// One wait for both bounds: a request is shed ExpensiveWait after it came at the latest.
-		ctx := r.Context()
-		t := time.NewTimer(s.admit.cfg.ExpensiveWait)
-		defer t.Stop()
-		dir := s.admit.perDir[shardOf(r.PathValue("dir"))]
-		if !acquireBefore(ctx, dir, t.C) {
-			s.shed(w, r)
+		ctx, ok := work.take(s.admit.cfg.ExpensiveWait)
+		if !ok {
+			s.shed(w, r, ShedExpensive)
 			return
 		}
-		defer func() { <-dir }()
-		if !acquireBefore(ctx, s.admit.expensive, t.C) {
-			s.shed(w, r)
-			return
-		}
-		defer func() { <-s.admit.expensive }()
-		ctx, cancel := context.WithTimeoutCause(ctx, s.admit.cfg.ExpensiveBudget, errOverBudget)
-		defer cancel()
+		defer work.end()
 		h(w, r.WithContext(ctx))
 	}
+}
+
+// maxHeldBodies bounds the bytes of composed answers that expensive requests write holding no slot.
+// Past it, a request that has composed its answer keeps its slots while it writes it (expensiveDone),
+// as every expensive request did before, so that slow clients can make the node hold at most this
+// much (64 feed pages of 500 expanded records) plus what the requests in the slots compose.
+const maxHeldBodies = 64 << 20
+
+// expensiveWork is the admission of one expensive request: the slots it holds, and the time budget
+// of its current work. It travels in the request's context, for expensiveDone and expensiveStep.
+type expensiveWork struct {
+	admit  *admission
+	dir    chan struct{}      // the directory's bound
+	free   context.Context    // the request's context without a budget (still ended by its client)
+	held   bool               // whether the slots are taken
+	cancel context.CancelFunc // ends the budget of the current work
+	kept   int64              // bytes counted in admission.heldBodies until the handler returns
+}
+
+type expensiveKey struct{}
+
+func workOf(r *http.Request) *expensiveWork {
+	wk, _ := r.Context().Value(expensiveKey{}).(*expensiveWork)
+	return wk
+}
+
+// take takes a slot of the directory's bound and one of the node's, waiting at most wait for both
+// together (or until the client goes away), and returns the context of the work they are for: the
+// request's, ending at the time budget.
+func (wk *expensiveWork) take(wait time.Duration) (context.Context, bool) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	if !acquireBefore(wk.free, wk.dir, t.C) {
+		return nil, false
+	}
+	if !acquireBefore(wk.free, wk.admit.expensive, t.C) {
+		<-wk.dir
+		return nil, false
+	}
+	wk.held = true
+	ctx, cancel := context.WithTimeoutCause(wk.free, wk.admit.cfg.ExpensiveBudget, errOverBudget)
+	wk.cancel = cancel
+	return ctx, true
+}
+
+// release gives the slots back, if taken, and ends the budget of the work they were for.
+func (wk *expensiveWork) release() {
+	if !wk.held {
+		return
+	}
+	wk.held = false
+	<-wk.admit.expensive
+	<-wk.dir
+	wk.cancel()
+}
+
+// end is release once the handler has returned, with the bytes it held given back too.
+func (wk *expensiveWork) end() {
+	wk.release()
+	if wk.kept > 0 {
+		wk.admit.heldBodies.Add(-wk.kept)
+	}
+}
+
+// expensiveDone tells the admission of r, an expensive request, that its reading is done: what is
+// left is writing its answer, which holds keep bytes (its composed body, or 0) until the handler
+// returns. The request's slots go back to the next list or search, and its time budget ends; it
+// returns r with a context without the budget, ended still by its client going away, to write the
+// answer with (a store read under it would be unbounded: take a step for one, see expensiveStep).
+// While the bodies held so would pass maxHeldBodies, the slots are kept, and r is returned as it is.
+// Outside an expensive route, it returns r.
+func expensiveDone(r *http.Request, keep int) *http.Request {
+	wk := workOf(r)
+	if wk == nil || !wk.held {
+		return r
+	}
+	if keep > 0 {
+		if wk.admit.heldBodies.Add(int64(keep)) > maxHeldBodies {
+			wk.admit.heldBodies.Add(-int64(keep))
+			return r
+		}
+		wk.kept += int64(keep)
+	}
+	wk.release()
+	return r.WithContext(wk.free)
+}
+
+// errNoSlot is the error of a step of an answer that found no expensive slot in time.
+var errNoSlot = errors.New("no expensive slot came free in time")
+
+// expensiveStep takes the slots of r, an expensive request that is writing its answer, again for
+// one more step of reading (the next batch of a sitemap part): it returns the context of the step,
+// with a time budget of its own, and the function that gives the slots back once the step has read.
+// A step waits for the slots as long as its client may go without bytes (the idle bound of a
+// streamed body, see deadline.go): an answer begun is worth more than a request not yet served.
+// errNoSlot when none came, and the context's error when the client went away.
+func (s *Server) expensiveStep(r *http.Request) (context.Context, func(), error) {
+	wk := workOf(r)
+	if wk == nil {
+		return r.Context(), func() {}, nil
+	}
+	wk.release() // a budget spent before the step is not the step's
+	wait := s.cfg.StreamIdle
+	if wait <= 0 {
+		wait = DefaultStreamIdle
+	}
+	ctx, ok := wk.take(wait)
+	if !ok {
+		if err := wk.free.Err(); err != nil {
+			return nil, nil, err
+		}
+		return nil, nil, errNoSlot
+	}
+	return ctx, wk.release, nil
 }
 
 // handleExpensive registers an expensive read route (see expensive); with Config.ListCost above one,

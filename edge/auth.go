@@ -90,6 +90,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			h[keyRateLimitPolicy] = anonPolicy
 		}
 		if !d.ok {
+			if tok != nil {
+				s.limitedBy(LimitClient)
+			} else {
+				s.limitedBy(LimitAnonymous)
+			}
 			secs := int(math.Ceil(d.retryAfter.Seconds()))
 			h.Set("Retry-After", strconv.Itoa(secs))
 			h[keyRateLimit] = []string{`"minute";r=0;t=` + strconv.Itoa(secs)}

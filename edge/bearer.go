@@ -94,7 +94,8 @@ func (t *tokenFailures) len() int {
 
 // RequireBearer returns h behind a check of "Authorization: Bearer <token>". A wrong or missing
 // token is logged at warn with the client address and route (never what was presented) and
-// answered by unauthorized; an address with too many recent failures is answered 429 with
+// answered by unauthorized, with the RFC 6750 challenge of realm dirsvc-<route> set (error
+// invalid_token when a token was presented); an address with too many recent failures is answered 429 with
 // Retry-After before its token is looked at. The client address is the one the anonymous rate
 // limit counts (the trusted proxy header when configured). route names the API in the log.
 func (s *Server) RequireBearer(route, token string, unauthorized http.HandlerFunc, h http.Handler) http.Handler {
@@ -102,6 +103,7 @@ func (s *Server) RequireBearer(route, token string, unauthorized http.HandlerFun
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		addr := s.clientKey(r)
 		if wait := s.tokenFailures.blocked(addr, s.cfg.Now()); wait > 0 {
+			s.limitedBy(LimitTokenFailures)
 			secs := int((wait + time.Second - 1) / time.Second)
 			w.Header().Set("Cache-Control", "no-store")
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
@@ -112,6 +114,11 @@ func (s *Server) RequireBearer(route, token string, unauthorized http.HandlerFun
 			n := s.tokenFailures.fail(addr, s.cfg.Now())
 			s.log.Warn("bearer token missing or wrong", "route", route, "client", addr.String(),
 				"method", r.Method, "path", r.URL.Path, "failures", n, "throttled", n >= MaxTokenFailures)
+			challenge := `Bearer realm="dirsvc-` + route + `"`
+			if r.Header.Get("Authorization") != "" {
+				challenge += `, error="invalid_token"`
+			}
+			w.Header().Set("WWW-Authenticate", challenge)
 			unauthorized(w, r)
 			return
 		}

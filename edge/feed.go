@@ -180,6 +180,13 @@ func (s *Server) handleListChanges(w http.ResponseWriter, r *http.Request) {
 		size += 320 + len(it.Entity)
 	}
 	body := appendFeedPage(make([]byte, 0, size), page)
+	// The page is composed (at most MaxFeedLimit items): what is left is writing it, which a slow
+	// client can make last minutes. The expensive slots go back now and the time budget ends, so
+	// that slow readers of the feed keep no list or search of the node waiting. The body is held
+	// until it is written, counted in the node's bound of such bodies (expensiveDone). Its coding
+	// by the compression layer comes after, outside the slots: it is made once per body (the body
+	// cache keeps the coded forms for every later request) and yields the CPU as it goes.
+	r = expensiveDone(r, len(body))
 	h := w.Header()
 	if page.HasMore {
 		// The next page, named before the body (RFC 8288): a harvester may ask for it while it

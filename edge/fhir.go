@@ -636,7 +636,7 @@ func (s *Server) handleFHIRMetadata(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, err := fhir.CapabilityStatement(fhir.Capability{Base: s.fhirBase(r), Canonical: fhir.Canonical(s.cfg.BaseURL),
-		Name: info.Name, Country: info.Country, Published: fhirPublished})
+		Name: info.Name, Country: info.Country, Published: fhirPublished, TokenURL: s.cfg.BaseURL + TokenPath})
 	if err != nil {
 		s.fhirError(w, r, err)
 		return

@@ -188,11 +188,13 @@ func (s *Server) copyAt(fw *Forwarding, dir string, pos uint64, lineage string, 
 	return fw.Positions.WaitFor(r.Context(), dir, pos, lineage, fw.ReadWait)
 }
 
-// toPrimary forwards a request the guard has let through. The answer is the primary's, with the
-// primary's own limit headers: the edge's are dropped so that a client does not see two of each.
+// toPrimary forwards a request the guard has let through (or a preflight, see cors). The answer is
+// the primary's, with the primary's own limit and CORS headers: the edge's are dropped so that a
+// client does not see two of each.
 func (s *Server) toPrimary(w http.ResponseWriter, r *http.Request) {
+	markForwarded(r)
 	h := w.Header()
-	for _, k := range []string{keyVary, keyRateLimit, keyRateLimitPolicy, keyCacheControl} {
+	for _, k := range []string{keyVary, keyRateLimit, keyRateLimitPolicy, keyCacheControl, keyAllowOrigin, keyExposeHeaders} {
 		delete(h, k)
 	}
 	s.forward.ServeHTTP(w, r)
@@ -238,6 +240,7 @@ func (s *Server) forwarder(fw *Forwarding) http.Handler {
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			s.log.Warn("forward to the primary", "method", r.Method, "path", r.URL.Path, "err", err)
 			w.Header().Set("Retry-After", "5")
+			setCORS(w.Header(), r)
 			s.error(w, r, dirsvc.Errorf(dirsvc.EUnavailable, "The primary cannot be reached: try again shortly."))
 		},
 	}

@@ -15,7 +15,7 @@ type apiOperation struct {
 	Method, Path, ID, Summary string
 	Description               []string // paragraphs
 	Deprecated                bool
-	// Anonymous is true when the operation lists the empty security requirement.
+	// Anonymous is true when the operation lists the empty security requirement, or none.
 	Anonymous bool
 	// Scopes are the OAuth scopes a client needs (any one requirement's); Auth names another scheme
 	// (basicAuth, adminToken) when the operation takes one instead.
@@ -150,7 +150,7 @@ func readAPIReference(doc []byte) (*apiReference, error) {
 					}
 				}
 			}
-			if o.Security == nil {
+			if len(o.Security) == 0 { // none listed, or security: [] (no credentials at all)
 				op.Anonymous = true
 			}
 			for _, p := range append(slices.Clone(shared), o.Parameters...) {

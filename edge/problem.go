@@ -61,6 +61,7 @@ const ProblemTypeBase = "/problems/"
 func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 	if overBudget(r) && !errors.As(err, new(*dirsvc.Error)) {
 		s.log.Warn("an expensive request ran out of its time budget", "method", r.Method, "path", r.URL.Path)
+		s.shedFor(ShedBudget)
 		w.Header().Set("Retry-After", "1")
 		w.Header().Set("Cache-Control", "no-store")
 		err = dirsvc.Errorf(dirsvc.EUnavailable, "The request took too long: try again, or ask for less (fewer filters, a smaller limit).")
@@ -82,6 +83,11 @@ func (s *Server) error(w http.ResponseWriter, r *http.Request, err error) {
 		s.unavailableFor(w, r, e)
 	}
 	k := problemKinds[e.Code]
+	if k.status == http.StatusUnauthorized && w.Header().Get("WWW-Authenticate") == "" {
+		// Every 401 says how to authenticate (RFC 9110 section 11.6.1); the routes that take other
+		// credentials than a client's access token set their own challenge before.
+		w.Header().Set("WWW-Authenticate", `Bearer realm="dirsvc"`)
+	}
 	if r.URL.Path == TokenPath {
 		// The token endpoint answers OAuth error bodies (specification section 7, item 2), its
 		// refusals by the guard and the edge (429, 503) too.

@@ -44,12 +44,14 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /v1/d/{dir}/collections/{slug}", s.read(s.handleGetCollection))
 	// FHIR: a read is a record read; a search walks pages of views as the lists do.
 	s.mux.HandleFunc("GET /v1/d/{dir}/fhir/metadata", s.read(s.handleFHIRMetadata))
+	s.mux.HandleFunc("GET /v1/d/{dir}/fhir/.well-known/smart-configuration", s.read(s.directoryDocument(s.smartConfiguration)))
 	s.handleExpensive("GET /v1/d/{dir}/fhir/{type}", s.handleFHIRSearch)
 	s.mux.HandleFunc("GET /v1/d/{dir}/fhir/{type}/{id}", s.read(s.handleFHIRRead))
 	s.mux.HandleFunc("GET /fhir/StructureDefinition/ownership-type", s.read(s.handleFHIRDefinition(fhir.OwnershipStructureDefinition)))
 	s.mux.HandleFunc("GET /fhir/CodeSystem/ownership-type", s.read(s.handleFHIRDefinition(fhir.OwnershipCodeSystem)))
 	s.mux.HandleFunc("GET /v1/openapi.json", s.read(s.handleGetOpenAPI))
 	s.mux.HandleFunc("GET /oauth/jwks.json", s.read(s.handleGetJWKS)) // JWKSPath
+	s.mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.read(s.handleGetAuthorizationServerMetadata))
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("/", s.handleNotFound)
 }

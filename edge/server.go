@@ -82,6 +82,12 @@ type Config struct {
 	// SignupLimits are the sign-up limits the portal documents (the primary applies them); zero
 	// means DefaultSignupLimits.
 	SignupLimits SignupLimits
+	// StreamIdle is how long a client of a streamed body (an export or Bulk Data file, a sitemap, a
+	// feed page) may take nothing before it is cut; such bodies have no whole-response bound (see
+	// deadline.go). Zero means DefaultStreamIdle.
+	StreamIdle time.Duration
+	// Metrics counts the requests answered, shed and limited (see Metrics); nil counts nothing.
+	Metrics Metrics
 }
 
 // Server is the HTTP handler of the read routes.
@@ -159,7 +165,7 @@ func New(cfg Config) *Server {
 		s.forward = s.forwarder(fw)
 	}
 	s.routes()
-	s.handler = s.guard(s.forwarding(compress(s.deprecate(s.mux))))
+	s.handler = s.cors(s.guard(s.forwarding(compress(s.deprecate(routed(s.mux))))))
 	return s
 }
 
@@ -167,10 +173,14 @@ func New(cfg Config) *Server {
 // routes) on the server's mux, behind the same guard, limits and compression as the read routes.
 func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
-// ServeHTTP serves a request, recovering from a panic in a handler as a 500 problem.
+// ServeHTTP serves a request, recovering from a panic in a handler as a 500 problem. A streamed body
+// is bounded by its client's idleness rather than by the server's whole-response deadlines
+// (streamDeadlines).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w = s.streamDeadlines(w, r)
 	start := time.Now()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	r = s.measured(r, rec)
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -187,6 +197,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rec.status,
 				"bytes", rec.bytes, "duration", time.Since(start))
 		}
+		if s.cfg.Metrics != nil {
+			s.countRequest(r, rec, time.Since(start))
+		}
 	}()
 	s.handler.ServeHTTP(rec, r)
 }
@@ -197,6 +210,7 @@ type statusRecorder struct {
 	status int
 	bytes  int
 	wrote  bool
+	route  string // the pattern that served the request, for metrics (see routed)
 }
 
 func (w *statusRecorder) WriteHeader(code int) {

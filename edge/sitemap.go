@@ -2,7 +2,9 @@ package edge
 
 import (
 	"bufio"
+	"context"
 	"encoding/xml"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -79,6 +81,8 @@ func (s *Server) handleGetSitemap(w http.ResponseWriter, r *http.Request) {
 	}
 	base := s.cfg.BaseURL + "/v1/d/" + slug
 	if part == 0 {
+		// The index is written from the count alone (at most 1,000 parts): the expensive work is done.
+		r = expensiveDone(r, 0)
 		s.startSitemap(w, r)
 		bw := bufio.NewWriter(w)
 		bw.WriteString(xml.Header + `<sitemapindex xmlns="` + sitemapNS + `">` + "\n")
@@ -108,13 +112,23 @@ func (s *Server) startSitemap(w http.ResponseWriter, r *http.Request) {
 // writeURLSet streams the urlset of the count pages from the offset-th, a batch at a time. A read
 // that fails once the answer has begun aborts the connection, so a truncated sitemap is never taken
 // for a whole one.
+//
+// Reading the store is the expensive work, and only that holds the request's expensive slots and
+// runs under a time budget: each batch is read in a step of its own (expensiveStep), and the slots
+// go back while the batch is written. A part of 50,000 pages takes a slow client minutes (3.85 MB at
+// 300 KB/s is 13 s); under one budget it was cut part way, and holding the slots for it would let a
+// few slow readers keep every list and search of the node waiting. Composing the part whole before
+// writing it would hold the slots as briefly, but would hold the whole part (megabytes) in memory
+// for as long as each slow client reads; a batch at a time, a request holds one batch of pages and
+// the writer's buffer (about 100 KB at most, whatever the part's size). The batches follow one
+// another by public ID (keyset), so a part read over minutes lists each page once.
 func (s *Server) writeURLSet(w http.ResponseWriter, r *http.Request, dir dirsvc.DirectoryReader, base string, offset, count int) {
-	ctx := r.Context()
-	batch, err := dir.PublicPages(ctx, "", offset, min(sitemapBatch, count))
+	batch, err := dir.PublicPages(r.Context(), "", offset, min(sitemapBatch, count))
 	if err != nil {
 		s.error(w, r, err)
 		return
 	}
+	r = expensiveDone(r, 0)
 	s.startSitemap(w, r)
 	bw := bufio.NewWriter(w)
 	bw.WriteString(xml.Header + `<urlset xmlns="` + sitemapNS + `">` + "\n")
@@ -126,14 +140,36 @@ func (s *Server) writeURLSet(w http.ResponseWriter, r *http.Request, dir dirsvc.
 		if written >= count || len(batch) < sitemapBatch {
 			break
 		}
-		if batch, err = dir.PublicPages(ctx, batch[len(batch)-1].PublicID, 0, min(sitemapBatch, count-written)); err != nil {
-			s.log.Error("read sitemap", "dir", r.PathValue("dir"), "err", err)
+		if batch, err = s.readSitemapBatch(r, dir, batch[len(batch)-1].PublicID, min(sitemapBatch, count-written)); err != nil {
 			bw.Flush()
+			switch {
+			case r.Context().Err() != nil: // the client went away
+			case errors.Is(err, errNoSlot) || errors.Is(err, errOverBudget):
+				s.log.Warn("a sitemap was cut: the node is busy", "dir", r.PathValue("dir"), "err", err)
+				s.shedFor(ShedExpensive)
+			default:
+				s.log.Error("read sitemap", "dir", r.PathValue("dir"), "err", err)
+			}
 			panic(http.ErrAbortHandler)
 		}
 	}
 	bw.WriteString("</urlset>\n")
 	bw.Flush()
+}
+
+// readSitemapBatch reads the next batch of a sitemap part, after the public ID after, in a step of
+// expensive work of its own.
+func (s *Server) readSitemapBatch(r *http.Request, dir dirsvc.DirectoryReader, after string, n int) ([]dirsvc.PublicPage, error) {
+	ctx, done, err := s.expensiveStep(r)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	batch, err := dir.PublicPages(ctx, after, 0, n)
+	if err != nil && errors.Is(context.Cause(ctx), errOverBudget) {
+		return nil, errOverBudget
+	}
+	return batch, err
 }
 
 func writeSitemapURL(w io.Writer, base string, p dirsvc.PublicPage) {

@@ -71,6 +71,38 @@ type Capability struct {
 	Base, Canonical, Name, Country string
 	// Published is when the directory's description last changed.
 	Published time.Time
+	// TokenURL is the token endpoint partner clients authenticate at (client secret or SMART Backend
+	// Services' private_key_jwt); rest.security names it when given.
+	TokenURL string
+}
+
+// SMART on FHIR's names for a server's OAuth endpoints in its CapabilityStatement: the extension of
+// rest.security and the security service code (terminology.hl7.org's restful-security-service).
+const (
+	OAuthURIsExtension    = "http://fhir-registry.smarthealthit.org/StructureDefinition/oauth-uris"
+	SecurityServiceSystem = "http://terminology.hl7.org/CodeSystem/restful-security-service"
+)
+
+// security is rest.security of a server whose clients get tokens at tokenURL: the SMART-on-FHIR
+// service with the oauth-uris extension naming the token endpoint (there is no authorize endpoint:
+// clients are systems, with client credentials). The SMART configuration at the FHIR base's
+// .well-known/smart-configuration says the rest.
+func security(base, tokenURL string) map[string]any {
+	return map[string]any{
+		"extension": []map[string]any{{
+			"url":       OAuthURIsExtension,
+			"extension": []map[string]string{{"url": "token", "valueUri": tokenURL}},
+		}},
+		"service": []map[string]any{{
+			"coding": []map[string]string{{"system": SecurityServiceSystem, "code": "SMART-on-FHIR", "display": "SMART-on-FHIR"}},
+			"text":   "OAuth 2.0 client credentials (SMART Backend Services)",
+		}},
+		"description": "Anonymous callers read the public tier. Partner clients get an access token at " + tokenURL +
+			" with OAuth 2.0 client credentials, authenticating with a client secret or, as SMART Backend Services, " +
+			"with a JWT signed by a registered key (private_key_jwt, RS384 or ES384), and present it as a Bearer token. " +
+			"SMART system scopes (system/*.rs, system/HealthcareService.rs, ...) are taken as aliases of the directory's scopes. " +
+			"Discovery: " + base + "/.well-known/smart-configuration.",
+	}
 }
 
 // CapabilityStatement returns the directory's CapabilityStatement: every type with its read and
@@ -122,6 +154,9 @@ func CapabilityStatement(c Capability) ([]byte, error) {
 			"resource":  resources,
 			"operation": []map[string]string{{"name": "export", "definition": "http://hl7.org/fhir/uv/bulkdata/OperationDefinition/export"}},
 		}},
+	}
+	if c.TokenURL != "" {
+		cs["rest"].([]map[string]any)[0]["security"] = security(c.Base, c.TokenURL)
 	}
 	return json.Marshal(cs)
 }

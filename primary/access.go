@@ -215,15 +215,23 @@ type NewClient struct {
 	Grants  []dirsvc.Grant
 	// Contact and Purpose say who the client's people are and what they build (sandbox sign-up).
 	Contact, Purpose string
+	// Keys are public keys the client may authenticate with (private_key_jwt); NoSecret makes a
+	// client that authenticates with them alone.
+	Keys     *dirsvc.JWKS
+	NoSecret bool
 }
 
 // CreateClient creates a client and returns it with its secret, which is shown this once and never
-// stored.
+// stored; "" for a client made with NoSecret.
 func (a *Access) CreateClient(ctx context.Context, nc NewClient) (*dirsvc.Client, string, error) {
 	if strings.TrimSpace(nc.Name) == "" || len(nc.Name) > 200 {
 		return nil, "", dirsvc.InvalidParam("name", "a client needs a name of at most 200 characters")
 	}
-	c := &dirsvc.Client{Name: nc.Name, Sandbox: nc.Sandbox, Grants: nc.Grants, Contact: nc.Contact, Purpose: nc.Purpose}
+	if nc.NoSecret && nc.Keys == nil {
+		return nil, "", dirsvc.InvalidParam("jwks", "a client without a secret needs public keys to authenticate with")
+	}
+	c := &dirsvc.Client{Name: nc.Name, Sandbox: nc.Sandbox, Grants: nc.Grants, Contact: nc.Contact, Purpose: nc.Purpose,
+		Keys: nc.Keys, NoSecret: nc.NoSecret}
 	switch {
 	case nc.Sandbox:
 		if nc.Directory != "" || len(nc.Grants) > 0 {
@@ -246,8 +254,12 @@ func (a *Access) CreateClient(ctx context.Context, nc NewClient) (*dirsvc.Client
 			return nil, "", err
 		}
 	}
-	secret := newSecret()
-	if err := a.store.CreateClient(ctx, c, a.mac(secret)); err != nil {
+	secret, mac := "", []byte(nil)
+	if !nc.NoSecret {
+		secret = newSecret()
+		mac = a.mac(secret)
+	}
+	if err := a.store.CreateClient(ctx, c, mac); err != nil {
 		return nil, "", err
 	}
 	return c, secret, nil
@@ -292,12 +304,27 @@ func (a *Access) RotateSecret(ctx context.Context, clientID string) (string, err
 	return secret, nil
 }
 
+// SetKeys replaces a client's public keys (nil removes them); tokens it holds are refused from then
+// on, as after a new secret. A client without a secret keeps keys: it would have no way to
+// authenticate.
+func (a *Access) SetKeys(ctx context.Context, clientID string, keys *dirsvc.JWKS) error {
+	c, _, err := a.store.Client(ctx, clientID)
+	if err != nil {
+		return err
+	}
+	if keys == nil && c.NoSecret {
+		return dirsvc.InvalidParam("jwks", "the client has no secret: give it one (rotate) before removing its keys")
+	}
+	return a.store.SetClientKeys(ctx, clientID, keys)
+}
+
 // Revoke revokes a client: it gets no new token; tokens it holds expire within TokenLifetime.
 func (a *Access) Revoke(ctx context.Context, clientID string) error {
 	return a.store.RevokeClient(ctx, clientID)
 }
 
-// errBadClient is every failure of client authentication: unknown client, wrong secret or revoked.
+// errBadClient is every failure of client authentication: unknown client, wrong secret, no secret
+// at all (a client of keys alone), or revoked.
 var errBadClient = errors.New("client authentication failed")
 
 // authenticate returns the client whose ID and secret these are, comparing MACs in constant time.
@@ -309,7 +336,7 @@ func (a *Access) authenticate(ctx context.Context, id, secret string) (*dirsvc.C
 	} else if err != nil {
 		return nil, err
 	}
-	if !hmac.Equal(got, want) || c.Revoked {
+	if len(want) == 0 || !hmac.Equal(got, want) || c.Revoked {
 		return nil, errBadClient
 	}
 	return c, nil
@@ -323,12 +350,8 @@ func (a *Access) issue(ctx context.Context, c *dirsvc.Client, g *dirsvc.Grant, s
 	if err != nil {
 		return "", nil, err
 	}
-	issuer := a.Issuer
-	if issuer == "" {
-		issuer = edge.DefaultBaseURL
-	}
 	iat := max(a.now().Unix(), a.store.TokensValidFrom(c.ID))
-	t := &dirsvc.AccessToken{Issuer: issuer, Subject: c.ID, Directory: g.Directory, ClientID: c.ID,
+	t := &dirsvc.AccessToken{Issuer: a.issuer(), Subject: c.ID, Directory: g.Directory, ClientID: c.ID,
 		IssuedAt: iat, Expires: iat + int64(TokenLifetime/time.Second), ID: randomToken(16),
 		Scope: strings.Join(scopes, " "), Tier: g.Tier, Agreement: g.Agreement, Narrowing: g.Narrowing,
 		Limit: g.Limit, Sandbox: g.Sandbox}

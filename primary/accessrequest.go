@@ -17,11 +17,15 @@ type AccessRequestBody struct {
 	Directory              string   `json:"directory"`
 	Scopes                 []string `json:"scopes"`
 	PractitionerListReason string   `json:"practitionerListReason,omitempty"`
+	// JWKS is the public keys the client asks to authenticate with (private_key_jwt), a JSON Web
+	// Key Set read by dirsvc.ParseJWKS; they replace its keys when the request is approved.
+	JWKS json.RawMessage `json:"jwks,omitempty"`
 }
 
 // HandleAccessRequest records a partner client's request for access to a directory: the client
 // authenticates with its ID and secret (HTTP Basic, form-encoded as at the token endpoint), and the
-// request waits in the operators' queue (dirsvc clients requests). 201 with the request; 401 when
+// request waits in the operators' queue (dirsvc clients requests); public keys it carries (jwks) are
+// installed on the client when it is approved. 201 with the request; 401 when
 // the client fails to authenticate; 403 for a sandbox client; 400 naming a field that is wrong; 404
 // for a directory the service does not publish.
 func (s *Portal) HandleAccessRequest(w http.ResponseWriter, r *http.Request) {
@@ -57,6 +61,12 @@ func (s *Portal) HandleAccessRequest(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &dirsvc.AccessRequest{Client: c.ID, Directory: body.Directory, Scopes: body.Scopes,
 		PractitionerListReason: strings.TrimSpace(body.PractitionerListReason)}
+	if len(body.JWKS) > 0 && string(body.JWKS) != "null" {
+		if req.Keys, err = dirsvc.ParseJWKS(body.JWKS); err != nil {
+			s.Edge.WriteError(w, r, err)
+			return
+		}
+	}
 	if len(req.Scopes) == 0 {
 		s.Edge.WriteError(w, r, dirsvc.InvalidParam("scopes", "name the scopes you need"))
 		return
@@ -81,8 +91,8 @@ func (s *Portal) HandleAccessRequest(w http.ResponseWriter, r *http.Request) {
 	w.Write(b)
 }
 
-// maxAccessRequestBody bounds an access request's body.
-const maxAccessRequestBody = 8 << 10
+// maxAccessRequestBody bounds an access request's body: a key set and the rest.
+const maxAccessRequestBody = dirsvc.MaxJWKSSize + 8<<10
 
 // readAccessRequest reads an access request's JSON body (edge.ReadJSON): an object with the members
 // of AccessRequestBody and no other, each once.

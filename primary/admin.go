@@ -13,10 +13,11 @@ import (
 
 // Import loads a whole directory from an import file into the store, creating the directory on its
 // first import. Nothing is written unless the whole file is valid, and a directory's first import
-// that fails leaves no directory behind.
+// that fails leaves no directory behind. The Progress ctx carries (dirsvc.WithProgress) follows
+// each step, from reading the file to the store's last.
 func Import(ctx context.Context, st dirsvc.DirectoryStore, r io.Reader) (string, dirsvc.ImportStats, error) {
 	start := time.Now()
-	snap, err := ParseImport(r)
+	snap, err := parseImport(r, dirsvc.ProgressOf(ctx))
 	if err != nil {
 		return "", dirsvc.ImportStats{}, err
 	}

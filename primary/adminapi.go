@@ -100,8 +100,7 @@ func (a *AdminAPI) guard(s *edge.Server, h adminHandler) http.Handler {
 // no answer of the admin API is stored.
 func (a *AdminAPI) bearer(s *edge.Server, h http.Handler) http.Handler {
 	unauthorized := func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-store")
-		w.Header().Set("WWW-Authenticate", `Bearer realm="dirsvc-admin"`)
+		w.Header().Set("Cache-Control", "no-store") // RequireBearer has set the challenge
 		s.WriteError(w, r, dirsvc.Errorf(dirsvc.EInvalidToken, "The admin token is missing or wrong."))
 	}
 	return s.RequireBearer("admin", a.Token, unauthorized, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ package primary
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,7 +51,15 @@ func (e *ImportError) Error() string {
 // documented defaults, normalises phone numbers to E.164 and checks everything, including that every
 // reference resolves inside the file. It returns the first error found, naming line, record and field.
 func ParseImport(r io.Reader) (*dirsvc.Snapshot, error) {
+	return parseImport(r, dirsvc.ProgressOf(context.Background()))
+}
+
+// parseImport is ParseImport, reporting its two steps to prog: "parse" (each line read and
+// checked on its own) with the records read so far, then "check" (every reference resolved).
+func parseImport(r io.Reader, prog dirsvc.Progress) (*dirsvc.Snapshot, error) {
+	prog.Step("parse", 0)
 	p := newParser(nil)
+	p.progress = prog
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxImportLine)
 	// The directory line comes first: every other line is read in its country.
@@ -74,9 +83,12 @@ func ParseImport(r io.Reader) (*dirsvc.Snapshot, error) {
 	if !p.haveDir {
 		return nil, &ImportError{Msg: "the file holds no directory line"}
 	}
+	prog.StepDone(len(p.snap.Records))
+	prog.Step("check", len(p.snap.Records))
 	if err := p.check(); err != nil {
 		return nil, err
 	}
+	prog.StepDone(len(p.snap.Records))
 	return p.snap, nil
 }
 
@@ -138,6 +150,9 @@ func (p *parser) parseBatches(sc *bufio.Scanner) error {
 			if err == nil {
 				err = p.merge(b.p)
 			}
+			if err == nil && p.progress != nil {
+				p.progress.Records(len(p.snap.Records))
+			}
 		}
 	}
 	return err
@@ -181,6 +196,8 @@ type parser struct {
 	// phones maps a number as written to its E.164 form: directories repeat their numbers, and
 	// reading them was two fifths of a large import's parsing. The parsers of one file share it.
 	phones *sync.Map
+	// progress, on the file's own parser, is told of the records read as batches are merged.
+	progress dirsvc.Progress
 }
 
 func (p *parser) fail(record, field, format string, args ...any) error {

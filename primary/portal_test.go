@@ -402,6 +402,10 @@ func TestAccessRequestsReachTheOperatorsQueue(t *testing.T) {
 		{"an unknown scope", partner.ID, secret, `{"directory":"small","scopes":["all:read"]}`, 400, "scopes"},
 		{"an unknown member", partner.ID, secret, `{"directory":"small","scopes":["graph:read"],"tier":"partner"}`, 400, "tier"},
 		{"a scope list of the wrong type", partner.ID, secret, `{"directory":"small","scopes":"graph:read"}`, 400, "scopes"},
+		{"a body of null", partner.ID, secret, `null`, 400, "body"},
+		{"a scope list of null", partner.ID, secret, `{"directory":"small","scopes":null}`, 400, "scopes"},
+		{"a key set of null", partner.ID, secret, `{"directory":"small","scopes":["graph:read"],"jwks":null}`, 400, "jwks"},
+		{"a reason of null", partner.ID, secret, `{"directory":"small","scopes":["graph:read"],"practitionerListReason":null}`, 400, "practitionerListReason"},
 		{"an unknown directory", partner.ID, secret, `{"directory":"nowhere","scopes":["graph:read"]}`, 404, ""},
 		{"a wrong secret", partner.ID, secret + "x", `{"directory":"small","scopes":["graph:read"]}`, 401, ""},
 		{"an unknown client", "dirp_nobody", secret, `{"directory":"small","scopes":["graph:read"]}`, 401, ""},
@@ -411,6 +415,9 @@ func TestAccessRequestsReachTheOperatorsQueue(t *testing.T) {
 			a := ask(c.id, c.secret, c.body)
 			if pr := problemOf(t, a); a.status != c.status || pr.Param != c.param {
 				t.Errorf("%d %+v, want %d naming %q", a.status, pr, c.status, c.param)
+			}
+			if got := a.header.Get("WWW-Authenticate"); (a.status == http.StatusUnauthorized) != strings.HasPrefix(got, "Basic ") {
+				t.Errorf("%d with WWW-Authenticate %q: a 401, and only a 401, challenges for HTTP Basic", a.status, got)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,7 +127,7 @@ func TestAFullStorageAnswers507UntilItTakesWritesAgain(t *testing.T) {
 	roots.AddCert(recv.Certificate())
 	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
 	hooks, err := webhook.New(webhook.Config{Store: store, Clients: store, Feed: primary.WebhookFeed(srv, store.ChangeHead),
-		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: discard, AllowPrivateAddresses: true, RootCAs: roots,
+		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: discard, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, RootCAs: roots,
 		Replicate: replicate})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -66,7 +67,7 @@ func newWriteService(t *testing.T) *writeService {
 	roots := x509.NewCertPool()
 	roots.AddCert(recv.Certificate())
 	hooks, err := webhook.New(webhook.Config{Store: store, Clients: store, Feed: primary.WebhookFeed(srv, store.ChangeHead),
-		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: discard, AllowPrivateAddresses: true, RootCAs: roots})
+		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: discard, AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, RootCAs: roots})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package primary
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/dirsvc/dirsvc"
 	"github.com/dirsvc/dirsvc/edge"
+	"github.com/dirsvc/dirsvc/fhir"
 )
 
 // Token request limits of section 8.
@@ -74,10 +76,16 @@ func repeatedMember(name string) string {
 // tokenRequest is a token request's parameters.
 type tokenRequest struct {
 	grantType, clientID, clientSecret, scope, directory string
-	basic                                               bool
+	// assertionType and assertion are a client assertion (RFC 7521 section 4.2), which
+	// authenticates the client instead of a secret.
+	assertionType, assertion string
+	basic                    bool
 }
 
-var tokenParams = []string{"grant_type", "client_id", "client_secret", "scope", "directory"}
+// asserted reports whether the client authenticates with an assertion.
+func (tr *tokenRequest) asserted() bool { return tr.assertionType != "" || tr.assertion != "" }
+
+var tokenParams = []string{"grant_type", "client_id", "client_secret", "scope", "directory", "client_assertion_type", "client_assertion"}
 
 // jsonObject reads a JSON object's members, and names a member given more than once (which
 // json.Unmarshal would take the last of, silently): a request that says two things is refused, as a
@@ -158,13 +166,14 @@ func parseTokenRequest(w http.ResponseWriter, r *http.Request) (*tokenRequest, e
 		return nil, invalidRequest("send the parameters as application/x-www-form-urlencoded or application/json")
 	}
 	tr := &tokenRequest{grantType: params["grant_type"], clientID: params["client_id"],
-		clientSecret: params["client_secret"], scope: params["scope"], directory: params["directory"]}
+		clientSecret: params["client_secret"], scope: params["scope"], directory: params["directory"],
+		assertionType: params["client_assertion_type"], assertion: params["client_assertion"]}
 	if r.Header.Get("Authorization") != "" {
 		id, secret, ok := r.BasicAuth()
 		if !ok {
 			return nil, &tokenError{http.StatusUnauthorized, OAuthError{"invalid_client", "the Authorization header is not HTTP Basic credentials"}}
 		}
-		if tr.clientSecret != "" {
+		if tr.clientSecret != "" || tr.asserted() {
 			return nil, invalidRequest("authenticate the client one way: HTTP Basic or the body, not both")
 		}
 		// RFC 6749 section 2.3.1: the client ID and secret are form-encoded before Basic encoding.
@@ -191,10 +200,32 @@ func parseTokenRequest(w http.ResponseWriter, r *http.Request) (*tokenRequest, e
 		return nil, invalidRequest("scope is at most " + strconv.Itoa(maxScope) + " characters")
 	case tr.directory != "" && !dirsvc.ValidSlug(tr.directory):
 		return nil, invalidRequest("directory is not a directory slug")
+	case tr.asserted() && tr.clientSecret != "":
+		return nil, invalidRequest("authenticate the client one way: a client secret or a client assertion, not both")
+	case tr.asserted():
+		return tr, nil
 	case tr.clientID == "" || tr.clientSecret == "":
 		return nil, &tokenError{http.StatusUnauthorized, OAuthError{"invalid_client", "client authentication is required"}}
 	}
 	return tr, nil
+}
+
+// client returns the client the request authenticates: by its assertion, or by its ID and secret.
+func (a *Access) client(ctx context.Context, tr *tokenRequest) (*dirsvc.Client, error) {
+	if !tr.asserted() {
+		c, err := a.authenticate(ctx, tr.clientID, tr.clientSecret)
+		if errors.Is(err, errBadClient) {
+			return nil, &tokenError{http.StatusUnauthorized, OAuthError{"invalid_client", "client authentication failed"}}
+		}
+		return c, err
+	}
+	switch {
+	case tr.assertionType != dirsvc.ClientAssertionType:
+		return nil, badAssertion("client_assertion_type must be " + dirsvc.ClientAssertionType)
+	case tr.assertion == "":
+		return nil, badAssertion("client_assertion is required with client_assertion_type")
+	}
+	return a.authenticateAssertion(ctx, tr.assertion, tr.clientID)
 }
 
 // HandleToken is the token endpoint: OAuth 2.0 client credentials (RFC 6749 section 4.4).
@@ -219,10 +250,8 @@ func (a *Access) token(w http.ResponseWriter, r *http.Request) (*TokenResponse, 
 	if err != nil {
 		return nil, err
 	}
-	c, err := a.authenticate(r.Context(), tr.clientID, tr.clientSecret)
-	if errors.Is(err, errBadClient) {
-		return nil, &tokenError{http.StatusUnauthorized, OAuthError{"invalid_client", "client authentication failed"}}
-	} else if err != nil {
+	c, err := a.client(r.Context(), tr)
+	if err != nil {
 		return nil, err
 	}
 	var g *dirsvc.Grant
@@ -237,26 +266,69 @@ func (a *Access) token(w http.ResponseWriter, r *http.Request) (*TokenResponse, 
 	if g == nil {
 		return nil, invalidRequest("the client has no access to this directory")
 	}
-	scopes := g.Scopes
-	if tr.scope != "" {
-		asked, err := dirsvc.ParseScopes(tr.scope)
-		if err != nil {
-			return nil, &tokenError{http.StatusBadRequest, OAuthError{"invalid_scope", unknownScope}}
-		}
-		for _, s := range asked {
-			if !slices.Contains(g.Scopes, s) {
-				return nil, &tokenError{http.StatusBadRequest, OAuthError{"invalid_scope", "the scope " + s + " is not granted to this client"}}
-			}
-		}
-		scopes = asked
+	scopes, aliases, err := grantedScopes(tr.scope, g.Scopes)
+	if err != nil {
+		return nil, err
 	}
 	raw, t, err := a.issue(r.Context(), c, g, dirsvc.NormalScopes(scopes))
 	if err != nil {
 		return nil, err
 	}
 	return &TokenResponse{AccessToken: raw, TokenType: "Bearer", ExpiresIn: int(TokenLifetime.Seconds()),
-		Scope: t.Scope, Directory: t.Directory, Sandbox: t.Sandbox}, nil
+		Scope: strings.Join(append([]string{t.Scope}, aliases...), " "), Directory: t.Directory, Sandbox: t.Sandbox}, nil
 }
+
+// grantedScopes returns the directory scopes a token request's scope parameter asks of a grant that
+// holds held (all of them when it names none), and the SMART system scopes it names, each once, in
+// its order (dirsvc.ParseSystemScope): each stands for the directory scopes it needs, which the grant
+// must hold. The access token carries the directory scopes; the token response names the SMART
+// scopes too, as granted, for the SMART clients that look for the ones they asked for.
+func grantedScopes(param string, held []string) (scopes, aliases []string, err error) {
+	if param == "" {
+		return held, nil, nil
+	}
+	var (
+		direct []string
+		smart  []dirsvc.SystemScope
+	)
+	for _, f := range strings.Fields(param) {
+		if dirsvc.ValidScope(f) {
+			direct = append(direct, f)
+			continue
+		}
+		sc, err := dirsvc.ParseSystemScope(f, fhir.Types)
+		switch {
+		case errors.Is(err, dirsvc.ErrUnsupportedSystemScope) || err != nil && strings.HasPrefix(f, "system/"):
+			return nil, nil, &tokenError{http.StatusBadRequest, OAuthError{"invalid_scope", unsupportedSystemScope}}
+		case err != nil:
+			return nil, nil, &tokenError{http.StatusBadRequest, OAuthError{"invalid_scope", unknownScope}}
+		}
+		if !slices.Contains(aliases, f) {
+			smart, aliases = append(smart, sc), append(aliases, f)
+		}
+	}
+	scopes = dirsvc.NormalScopes(direct)
+	for _, s := range scopes {
+		if !slices.Contains(held, s) {
+			return nil, nil, &tokenError{http.StatusBadRequest, OAuthError{"invalid_scope", "the scope " + s + " is not granted to this client"}}
+		}
+	}
+	for i, sc := range smart {
+		gives, missing := sc.Needs(held)
+		if missing != "" {
+			// The alias is one this service takes (a known type, fixed permissions): naming it
+			// repeats nothing the caller could choose freely.
+			return nil, nil, &tokenError{http.StatusBadRequest, OAuthError{"invalid_scope",
+				"the scope " + aliases[i] + " needs " + missing + ", which is not granted to this client"}}
+		}
+		scopes = append(scopes, gives...)
+	}
+	return scopes, aliases, nil
+}
+
+// unsupportedSystemScope describes a SMART scope this service does not take, without repeating it.
+var unsupportedSystemScope = "SMART scopes are taken as system/{type}.{r, s or rs} (or .read), with * or one of the types " +
+	strings.Join(fhir.Types, " ") + ": the service is read-only and has no patient or user context"
 
 // writeOAuth writes a token endpoint answer as every part of the service does (edge.WriteOAuth).
 func writeOAuth(w http.ResponseWriter, status int, v any) { edge.WriteOAuth(w, status, v) }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,7 +137,7 @@ func newHookService(t *testing.T, file []byte) *hookService {
 	hooks, err := webhook.New(webhook.Config{Store: store, Clients: store, Feed: primary.WebhookFeed(srv, store.ChangeHead),
 		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Poll: 10 * time.Millisecond, QuickWaits: []time.Duration{time.Millisecond}, RoundWaits: []time.Duration{10 * time.Millisecond},
-		AllowPrivateAddresses: true, RootCAs: roots})
+		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, RootCAs: roots})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,8 +229,8 @@ func TestWebhookAPI(t *testing.T) {
 	base := s.URL + "/v1/d/small/webhooks"
 	hookURL := s.recv.URL + "/hooks/dirsvc"
 
-	if a := call(t, http.DefaultClient, "GET", base, nil); a.status != 401 {
-		t.Errorf("anonymous list: %d %s", a.status, a.body)
+	if a := call(t, http.DefaultClient, "GET", base, nil); a.status != 403 || !strings.Contains(string(a.body), `"code":"forbidden-scope"`) {
+		t.Errorf("anonymous list: %d %s, want 403 forbidden-scope", a.status, a.body)
 	}
 	if a := call(t, noFeed, "POST", base, map[string]string{"url": hookURL}); a.status != 403 || !strings.Contains(string(a.body), "feed:read") {
 		t.Errorf("register without feed:read: %d %s", a.status, a.body)

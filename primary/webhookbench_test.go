@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -119,7 +120,7 @@ func fanOut(b *testing.B, failing bool) {
 	hooks, err := webhook.New(webhook.Config{Store: store, Clients: store, Feed: primary.WebhookFeed(srv, store.ChangeHead),
 		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: quiet, Poll: 50 * time.Millisecond,
 		QuickWaits: []time.Duration{10 * time.Millisecond}, RoundWaits: []time.Duration{50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond},
-		AllowPrivateAddresses: true, RootCAs: roots})
+		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, RootCAs: roots})
 	if err != nil {
 		b.Fatal(err)
 	}

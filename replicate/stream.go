@@ -87,6 +87,11 @@ func Stream(rep *Replicator, token string, platform func(context.Context) (*dirs
 func (s *stream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), s.auth) != 1 {
+		challenge := `Bearer realm="dirsvc-replication"` // RFC 6750, as every 401 of the service
+		if r.Header.Get("Authorization") != "" {
+			challenge += `, error="invalid_token"`
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
 		streamError(w, r, s.rep, http.StatusUnauthorized, "the replication token is missing or wrong", nil)
 		return
 	}

@@ -49,8 +49,12 @@ func TestAnEdgeRestoresFromThePrimarysStream(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("Authorization %q: %d", auth, resp.StatusCode)
+		want := `Bearer realm="dirsvc-replication"`
+		if auth != "" {
+			want += `, error="invalid_token"`
+		}
+		if resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want {
+			t.Errorf("Authorization %q: %d, WWW-Authenticate %q, want 401 with %s", auth, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
 		}
 	}
 	if _, err := replicate.RestoreFrom(ctx, t.TempDir(), replicate.NewStreamClient(srv.URL, "wrong-token-of-some-length", "dirs/small/directory", nil),

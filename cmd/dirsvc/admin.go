@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -45,18 +44,28 @@ func (m *Main) importFile(ctx context.Context, args []string) error {
 	return nil
 }
 
+// importOne imports one file (- for standard input). Each step is logged as it ends, with the
+// records it went through, and every few seconds while it runs; on a terminal a bar shows the step
+// under way instead of the lines in between.
 func (m *Main) importOne(ctx context.Context, store *dirdb.Store, name string) error {
-	var in io.Reader = os.Stdin
+	in := &countingReader{r: os.Stdin}
+	var size int64
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		in = f
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+		in.r = f
 	}
+	pctx, prog := m.loading(ctx, "importing", true, "file", name)
+	prog.reading(func() (int64, int64) { return in.n.Load(), size })
 	start := time.Now()
-	slug, stats, err := primary.Import(ctx, store, bufio.NewReaderSize(in, 1<<20))
+	slug, stats, err := primary.Import(pctx, store, bufio.NewReaderSize(in, 1<<20))
+	prog.end()
 	if err != nil {
 		return fmt.Errorf("import %s: %w", name, err)
 	}
@@ -111,7 +120,9 @@ func (m *Main) republish(ctx context.Context, args []string) error {
 			return fmt.Errorf("republish %s: %w", slug, m.noDirectory(err, slug))
 		}
 		start := time.Now()
-		stats, err := d.Republish(ctx)
+		pctx, prog := m.loading(ctx, "republishing", false, "directory", slug)
+		stats, err := d.Republish(pctx)
+		prog.end()
 		if err != nil {
 			return fmt.Errorf("republish %s: %w", slug, err)
 		}

@@ -238,7 +238,7 @@ func (m *Main) restore(ctx context.Context, args []string) error {
 			err = registerDirectory(ctx, m.Data, *slug)
 		}
 	default:
-		points, err = restoreFolder(ctx, m.Data, target, point)
+		points, err = restoreFolder(ctx, m.Data, target, point, nil)
 	}
 	m.printPoints(points, point)
 	if err != nil {
@@ -287,8 +287,8 @@ const (
 // restoreFolder restores every file the target holds into the data folder (the platform's first,
 // then each directory it names, its directory and ops files) and returns the points restored;
 // ErrNotReplicated when the target holds no platform file. Any failure leaves the data folder as it
-// was.
-func restoreFolder(ctx context.Context, data string, target replicate.Target, at replicate.At) ([]replicate.Restored, error) {
+// was. each, if set, is called as each file is restored.
+func restoreFolder(ctx context.Context, data string, target replicate.Target, at replicate.At, each func(replicate.Restored)) ([]replicate.Restored, error) {
 	if _, err := os.Stat(dirsvc.FilePath(data, dirsvc.PlatformFile)); err == nil {
 		return nil, fmt.Errorf("%s holds a platform file: restore into a data folder that does not", data)
 	}
@@ -300,7 +300,7 @@ func restoreFolder(ctx context.Context, data string, target replicate.Target, at
 		return nil, err
 	}
 	defer os.RemoveAll(stage)
-	points, slugs, err := restoreInto(ctx, stage, target, at)
+	points, slugs, err := restoreInto(ctx, stage, target, at, each)
 	if err != nil {
 		return points, err
 	}
@@ -338,12 +338,17 @@ func clearInterruptedRestore(data string) error {
 	return nil
 }
 
-// restoreInto restores the platform file and every directory it names into a new folder.
-func restoreInto(ctx context.Context, dir string, target replicate.Target, at replicate.At) ([]replicate.Restored, []string, error) {
+// restoreInto restores the platform file and every directory it names into a new folder, calling
+// each (if set) as each file is restored.
+func restoreInto(ctx context.Context, dir string, target replicate.Target, at replicate.At, each func(replicate.Restored)) ([]replicate.Restored, []string, error) {
+	if each == nil {
+		each = func(replicate.Restored) {}
+	}
 	p, err := replicate.Restore(ctx, dir, target, dirsvc.PlatformFile, at)
 	if err != nil {
 		return nil, nil, err
 	}
+	each(p)
 	points := []replicate.Restored{p}
 	store, err := dirdb.Open(ctx, dir)
 	if err != nil {
@@ -365,6 +370,7 @@ func restoreInto(ctx context.Context, dir string, target replicate.Target, at re
 				// records (without them, the next write would revert what was published).
 				return points, slugs, fmt.Errorf("directory %s: %w", slug, err)
 			}
+			each(p)
 			points = append(points, p)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,20 +24,24 @@ made under; --accept-new-server-key goes on with another (a lost key: rotate or 
 Flags may follow the operation and its arguments; dirsvc clients OPERATION --help lists them.
 
 operations:
-  create  --name NAME [--sandbox | --partner | --directory SLUG] [grant flags]
+  create  --name NAME [--sandbox | --partner | --directory SLUG] [--jwks FILE [--no-secret]] [grant flags]
           create a client; its secret is printed this once. --sandbox: a partner-organisation client
           with the sandbox grant; --partner: a partner-organisation client (dirp_), granted
-          --directory when given; otherwise a client of --directory (dirc_)
+          --directory when given; otherwise a client of --directory (dirc_). --jwks: the public keys
+          (a JSON Web Key Set of RSA or EC keys) it may authenticate with instead of its secret
+          (private_key_jwt, SMART Backend Services); --no-secret: with those keys alone
   list                                   every client and its grants (never a secret)
+  keys    CLIENT --jwks FILE | --remove   replace a client's public keys, or remove them
   grant   CLIENT --directory SLUG [grant flags]   add or replace a client's grant in a directory
   ungrant CLIENT --directory SLUG        remove a client's grant in a directory
   rotate  CLIENT                         give a client a new secret, printed this once
   revoke  CLIENT                         revoke a client for good
-  request CLIENT --directory SLUG --scopes S [--practitioner-list-reason TEXT]
-                                         record a client's request for access
+  request CLIENT --directory SLUG --scopes S [--practitioner-list-reason TEXT] [--jwks FILE]
+                                         record a client's request for access (and keys)
   requests                               list access requests
   approve REQUEST [grant flags]          add a request's scopes to the client's grant in the directory
-                                         (a new grant takes the grant flags; given flags change a held grant)
+                                         (a new grant takes the grant flags; given flags change a held grant),
+                                         and install the keys it carries
   refuse  REQUEST                        refuse a request
 
 grant flags:
@@ -60,19 +66,22 @@ const (
 	withDirectory clientFlagSet = 1 << iota // --directory
 	withScopes                              // --scopes
 	withGrant                               // the grant flags but --directory and --scopes
-	withCreate                              // --name, --sandbox, --partner
+	withCreate                              // --name, --sandbox, --partner, --no-secret
 	withReason                              // --practitioner-list-reason
+	withKeys                                // --jwks
+	withRemove                              // --remove
 )
 
 // clientOps are the operations of dirsvc clients (described in clientsUsage).
 var clientOps = map[string]clientOp{
-	"create":   {"--name NAME [--sandbox | --partner | --directory SLUG] [grant flags]", 0, withCreate | withDirectory | withScopes | withGrant},
+	"create":   {"--name NAME [--sandbox | --partner | --directory SLUG] [--jwks FILE [--no-secret]] [grant flags]", 0, withCreate | withDirectory | withScopes | withGrant | withKeys},
 	"list":     {"", 0, 0},
+	"keys":     {"CLIENT --jwks FILE | --remove", 1, withKeys | withRemove},
 	"grant":    {"CLIENT --directory SLUG [grant flags]", 1, withDirectory | withScopes | withGrant},
 	"ungrant":  {"CLIENT --directory SLUG", 1, withDirectory},
 	"rotate":   {"CLIENT", 1, 0},
 	"revoke":   {"CLIENT", 1, 0},
-	"request":  {"CLIENT --directory SLUG --scopes S [--practitioner-list-reason TEXT]", 1, withDirectory | withScopes | withReason},
+	"request":  {"CLIENT --directory SLUG --scopes S [--practitioner-list-reason TEXT] [--jwks FILE]", 1, withDirectory | withScopes | withReason | withKeys},
 	"requests": {"", 0, 0},
 	"approve":  {"REQUEST [grant flags]", 1, withScopes | withGrant},
 	"refuse":   {"REQUEST", 1, 0},
@@ -87,8 +96,9 @@ type grantFlags struct {
 // clientFlags are the flags of a client operation; those it does not take hold their defaults.
 type clientFlags struct {
 	grantFlags
-	name, reason     *string
-	sandbox, partner *bool
+	name, reason, jwks         *string
+	sandbox, partner, noSecret *bool
+	remove                     *bool
 }
 
 // addClientFlags adds to fs the flags of the groups takes names; the others are made on a set of
@@ -116,7 +126,32 @@ func addClientFlags(fs *flag.FlagSet, takes clientFlagSet) *clientFlags {
 		sandbox: on(withCreate).Bool("sandbox", false, "create a sandbox client"),
 		partner: on(withCreate).Bool("partner", false, "create a partner-organisation client"),
 		reason:  on(withReason).String("practitioner-list-reason", "", "why practitioners are needed in bulk"),
+		jwks:    on(withKeys).String("jwks", "", "a file holding the client's public keys as a JSON Web Key Set"),
+		noSecret: on(withCreate).Bool("no-secret", false,
+			"give the client no secret: it authenticates with its --jwks keys alone"),
+		remove: on(withRemove).Bool("remove", false, "remove the client's public keys"),
 	}
+}
+
+// readJWKS reads the key set of --jwks: nil when the flag is not given.
+func readJWKS(path string) (*dirsvc.JWKS, error) {
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, dirsvc.MaxJWKSSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	keys, err := dirsvc.ParseJWKS(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return keys, nil
 }
 
 func splitList(s string) []string {
@@ -230,6 +265,8 @@ func (m *Main) clients(ctx context.Context, args []string) error {
 		return c.create(ctx)
 	case "list":
 		return c.list(ctx)
+	case "keys":
+		return c.keys(ctx, arg)
 	case "grant":
 		return c.grant(ctx, arg)
 	case "ungrant":
@@ -312,7 +349,14 @@ func (c *clientsCmd) say(format string, args ...any) error {
 
 func (c *clientsCmd) create(ctx context.Context) error {
 	f := c.flags
-	nc := primary.NewClient{Name: *f.name, Sandbox: *f.sandbox}
+	keys, err := readJWKS(*f.jwks)
+	if err != nil {
+		return err
+	}
+	if *f.noSecret && keys == nil {
+		return usagef("create: --no-secret needs the keys the client authenticates with (--jwks FILE)")
+	}
+	nc := primary.NewClient{Name: *f.name, Sandbox: *f.sandbox, Keys: keys, NoSecret: *f.noSecret}
 	dir := *f.directory
 	if *f.sandbox {
 		dir = c.access.SandboxDirectory
@@ -338,6 +382,12 @@ func (c *clientsCmd) create(ctx context.Context) error {
 	cl, secret, err := c.access.CreateClient(ctx, nc)
 	if err != nil {
 		return err
+	}
+	if secret == "" {
+		return c.printJSON(struct {
+			*dirsvc.Client
+			Note string `json:"note"`
+		}{withGrants(cl), "the client has no secret: it authenticates with a JWT signed by one of its keys (private_key_jwt)"})
 	}
 	return c.printJSON(struct {
 		*dirsvc.Client
@@ -384,6 +434,25 @@ func (c *clientsCmd) grant(ctx context.Context, id string) error {
 	return c.say("granted %s access to %s: %s", id, g.Directory, describeGrant(g))
 }
 
+// keys replaces a client's public keys, or removes them.
+func (c *clientsCmd) keys(ctx context.Context, id string) error {
+	f := c.flags
+	if (*f.jwks == "") == !*f.remove {
+		return usagef("keys: give --jwks FILE or --remove")
+	}
+	keys, err := readJWKS(*f.jwks)
+	if err != nil {
+		return err
+	}
+	if err := c.access.SetKeys(ctx, id, keys); err != nil {
+		return c.clientErr(ctx, err, id, "")
+	}
+	if keys == nil {
+		return c.say("removed %s's public keys: its tokens are refused from now on", id)
+	}
+	return c.say("%s authenticates with the keys %s from now on; the tokens it holds are refused", id, strings.Join(keys.KeyIDs(), " "))
+}
+
 func (c *clientsCmd) ungrant(ctx context.Context, id string) error {
 	dir := *c.flags.directory
 	if dir == "" {
@@ -411,8 +480,12 @@ func (c *clientsCmd) revoke(ctx context.Context, id string) error {
 }
 
 func (c *clientsCmd) request(ctx context.Context, id string) error {
+	keys, err := readJWKS(*c.flags.jwks)
+	if err != nil {
+		return err
+	}
 	req := &dirsvc.AccessRequest{Client: id, Directory: *c.flags.directory, Scopes: splitList(*c.flags.scopes),
-		PractitionerListReason: *c.flags.reason}
+		PractitionerListReason: *c.flags.reason, Keys: keys}
 	if err := c.access.RequestAccess(ctx, req); err != nil {
 		return c.clientErr(ctx, err, id, "")
 	}
@@ -468,10 +541,17 @@ func (c *clientsCmd) approve(ctx context.Context, arg string) error {
 	if err := c.access.Grant(ctx, req.Client, g); err != nil {
 		return c.clientErr(ctx, err, req.Client, "")
 	}
+	keys := ""
+	if req.Keys != nil {
+		if err := c.access.SetKeys(ctx, req.Client, req.Keys); err != nil {
+			return c.clientErr(ctx, err, req.Client, "")
+		}
+		keys = "; it authenticates with the keys " + strings.Join(req.Keys.KeyIDs(), " ")
+	}
 	if err := c.store.SetAccessRequestStatus(ctx, req.ID, "granted"); err != nil {
 		return err
 	}
-	return c.say("approved access request %d: granted %s access to %s: %s", req.ID, req.Client, req.Directory, describeGrant(g))
+	return c.say("approved access request %d: granted %s access to %s: %s%s", req.ID, req.Client, req.Directory, describeGrant(g), keys)
 }
 
 // merge returns the held grant with the requested scopes added, and the parts of the grant the

@@ -338,4 +338,18 @@ func TestAStartRepublishesViewsOfOlderRules(t *testing.T) {
 	if !strings.Contains(log.String(), "republished under the current projection rules") {
 		t.Errorf("the start did not say it republished:\n%s", log)
 	}
+	// The republish is logged step by step: every canonical record loaded, then written again.
+	counts := map[string]string{}
+	for _, step := range []string{"load", "records"} {
+		m := regexp.MustCompile(`msg="republishing under the current projection rules step done" directory=small step=` + step +
+			` records=([1-9][0-9]*) `).FindStringSubmatch(log.String())
+		if m == nil {
+			t.Errorf("the start did not log its %s step:\n%s", step, log)
+			continue
+		}
+		counts[step] = m[1]
+	}
+	if counts["load"] != counts["records"] {
+		t.Errorf("the republish loaded %s records and wrote %s", counts["load"], counts["records"])
+	}
 }

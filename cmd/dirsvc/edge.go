@@ -96,12 +96,26 @@ func (m *Main) edgeMode(ctx context.Context, args []string) error {
 	cfg.Status = func(context.Context) dirsvc.NodeStatus { return follower.Status() }
 	cfg.Forwarding = &edge.Forwarding{Primary: u, FlyPrimaryRegion: *flyRegion, EdgeToken: *token,
 		Positions: follower, ReadWait: *readWait}
+	// An edge answers requests and follows the primary: it exports what those do, nothing of the
+	// primary's work.
+	var web *httpMetrics
+	if *hf.metricsAddr != "" {
+		web = newHTTPMetrics()
+		cfg.Metrics = web
+	}
 	handler := edge.New(cfg)
 	collector := followerMetrics{follower}
 	if err := prometheus.Register(collector); err != nil {
 		return err
 	}
 	defer prometheus.Unregister(collector)
+	if web != nil {
+		unregister, err := registerMetrics(prometheus.DefaultRegisterer, web)
+		if err != nil {
+			return err
+		}
+		defer unregister()
+	}
 	unregisterReady, err := ready.register()
 	if err != nil {
 		return err

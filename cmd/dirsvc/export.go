@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/dirsvc/dirsvc"
@@ -146,13 +145,7 @@ type progress struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	p := &progress{w: w, start: time.Now(), lastTick: -1}
-	if f, ok := w.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			p.terminal = true
-		}
-	}
-	return p
+	return &progress{w: w, terminal: isTerminal(w), start: time.Now(), lastTick: -1}
 }
 
 func (p *progress) total(n int64) {
@@ -165,7 +158,7 @@ func (p *progress) total(n int64) {
 func (p *progress) progress(n int64) error {
 	switch {
 	case p.terminal:
-		if time.Since(p.drawn) >= 100*time.Millisecond {
+		if time.Since(p.drawn) >= drawEvery {
 			p.drawn = time.Now()
 			fmt.Fprint(p.w, "\r"+bar(n, p.all, time.Since(p.start)))
 		}
@@ -182,20 +175,4 @@ func (p *progress) done(n int64) {
 		return
 	}
 	fmt.Fprintf(p.w, "exported %d records in %s\n", n, time.Since(p.start).Round(time.Millisecond))
-}
-
-// bar draws a progress bar: [#####.....] 50% 1500/3000 records 12000/s.
-func bar(n, all int64, took time.Duration) string {
-	const width = 30
-	filled := 0
-	pct := int64(0)
-	if all > 0 {
-		filled = int(min(n, all) * width / all)
-		pct = min(n, all) * 100 / all
-	}
-	rate := 0.0
-	if took > 0 {
-		rate = float64(n) / took.Seconds()
-	}
-	return fmt.Sprintf("[%s%s] %3d%% %d/%d records %.0f/s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), pct, n, all, rate)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/dirsvc/dirsvc/primary/seal"
 	"github.com/dirsvc/dirsvc/primary/webhook"
 	"github.com/dirsvc/dirsvc/replicate"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -67,9 +68,14 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	adminToken := fs.String("admin-token", envOr("DIRSVC_ADMIN_TOKEN", ""), "token of the admin API under "+primary.AdminPrefix+", random, at least 16 characters, e.g. from openssl rand -base64 32 ($DIRSVC_ADMIN_TOKEN); without it the admin API is off")
 	mirrorInterval := fs.Duration("mirror-interval", envDuration("DIRSVC_MIRROR_INTERVAL", time.Second), "how often a mirror's upstream feed is read once the mirror has caught up ($DIRSVC_MIRROR_INTERVAL)")
 	mirrorLoopback := fs.Bool("mirror-allow-loopback", envBool("DIRSVC_MIRROR_ALLOW_LOOPBACK"), "let mirrors' harvests reach loopback and private addresses: tests and local setups only ($DIRSVC_MIRROR_ALLOW_LOOPBACK)")
+	webhookNetworks := fs.String("webhook-allow-networks", envOr("DIRSVC_WEBHOOK_ALLOW_NETWORKS", ""), "networks besides the public internet that webhook receivers may be registered in and delivered to, in CIDR notation, e.g. 10.20.0.0/16,fd00:1::/48; loopback only when named (127.0.0.0/8 for a receiver on this machine); cloud metadata addresses (169.254.169.254, fd00:ec2::254 and the like) stay refused even inside a network named; default none ($DIRSVC_WEBHOOK_ALLOW_NETWORKS)")
 	hf := addHTTPFlags(fs)
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
+	}
+	hookNetworks, err := webhook.ParseNetworks(*webhookNetworks)
+	if err != nil {
+		return usagef("--webhook-allow-networks: %v", err)
 	}
 	if *adminToken != "" {
 		if err := checkSecretFlag("admin-token", *adminToken); err != nil {
@@ -111,6 +117,16 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	}
 	store.SetViewCacheBudget(viewCache)
 	store.SetWarmSearch(true)
+	// Counted from the start (a first start's demo load), served on the metrics address.
+	var (
+		web  *httpMetrics
+		work *workMetrics
+	)
+	if *hf.metricsAddr != "" {
+		web, work = newHTTPMetrics(), newWorkMetrics(m.Log)
+		cfg.Metrics = web
+		store.SetImportCounter(work.imports)
+	}
 	storeOpen := true
 	closeStore := func() {
 		if storeOpen {
@@ -195,9 +211,15 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 		}
 	}
 	hooks := webhook.Config{Store: store, Clients: store, Feed: primary.WebhookFeed(handler, store.ChangeHead),
-		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: m.Log}
+		Directories: store.Slugs, SealKey: primary.WebhookSealKey(key), Log: m.Log, AllowNetworks: hookNetworks}
+	if len(hookNetworks) > 0 {
+		m.Log.Info("webhooks may reach these networks besides the public internet", "networks", fmt.Sprint(hookNetworks))
+	}
 	if rep != nil {
 		hooks.Replicate = replicateFileOf(rep, m.Data, *replicaWait, dirsvc.WebhooksFile)
+	}
+	if work != nil {
+		hooks.Metrics = work
 	}
 	if ps.Webhooks, err = webhook.New(hooks); err != nil {
 		return err
@@ -210,6 +232,9 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 			return err
 		}
 		exports.Store = exportStore{blobs}
+	}
+	if work != nil {
+		exports.Metrics = work
 	}
 	if ps.Exports, err = export.New(exports); err != nil {
 		return err
@@ -228,8 +253,12 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	if err != nil {
 		return err
 	}
-	mirrors := federation.NewHarvester(federation.MirrorConfig{Store: store, Directories: store.Slugs, Sealer: mirrorSealer,
-		Guard: webhook.NewGuard(*mirrorLoopback), Interval: *mirrorInterval, Log: m.Log})
+	mirrorCfg := federation.MirrorConfig{Store: store, Directories: store.Slugs, Sealer: mirrorSealer,
+		Guard: webhook.NewGuard(*mirrorLoopback), Interval: *mirrorInterval, Log: m.Log}
+	if work != nil {
+		mirrorCfg.Wrote = work.mirrored
+	}
+	mirrors := federation.NewHarvester(mirrorCfg)
 	mirrorCtx, stopMirrors := context.WithCancel(ctx)
 	mirrorsDone := make(chan struct{})
 	go func() { mirrors.Run(mirrorCtx); close(mirrorsDone) }()
@@ -251,6 +280,14 @@ func (m *Main) run(ctx context.Context, mode string, args []string) error {
 	}
 	if rep != nil && *hf.metricsAddr != "" {
 		unregister, err := registerReplicationMetrics(rep, *maxStorageLag)
+		if err != nil {
+			return err
+		}
+		defer unregister()
+	}
+	if work != nil {
+		work.queue, work.running = ps.Webhooks.Queue, ps.Exports.Running
+		unregister, err := registerMetrics(prometheus.DefaultRegisterer, web, work)
 		if err != nil {
 			return err
 		}
@@ -391,9 +428,11 @@ func listenURL(addr net.Addr) string {
 }
 
 // startMetrics serves, on their own (private) address when one is given, Prometheus metrics at
-// /metrics (the replication's: Litestream's per file on a primary, the follower's per directory on
-// an edge; and the Go runtime's), the node's full health report at /healthz (the public
-// /healthz says only whether the node is healthy), and Go's profiles at /debug/pprof/.
+// /metrics (the requests answered, shed and limited; on serve and primary also the webhooks',
+// exports', imports' and mirrors' work; the replication's: Litestream's per file on a primary, the
+// follower's per directory on an edge; and the Go runtime's), the node's full health report at
+// /healthz (the public /healthz says only whether the node is healthy), and Go's profiles at
+// /debug/pprof/.
 func (m *Main) startMetrics(addr string, report http.Handler) (stop func(), err error) {
 	if addr == "" {
 		return func() {}, nil
@@ -416,6 +455,14 @@ func (m *Main) startMetrics(addr string, report http.Handler) (stop func(), err 
 }
 
 // serveHTTP serves handler on ln until ctx ends, then shuts down gracefully.
+//
+// Every answer is bounded as a whole: its request read within 30 s, its answer written within 60 s.
+// Streamed bodies are the exception (export and Bulk Data files through their signed links,
+// forwarded by an edge too; sitemaps; feed pages): they take minutes over an ordinary link, so once
+// their request is read the handler (edge.Server) replaces the whole-response bound with an idle one,
+// cutting a client that takes nothing for edge.DefaultStreamIdle (30 s); a range request resumes a
+// cut download. The replication stream keeps the whole-response bound, which its long poll
+// (replicate.MaxStreamWait) stays within.
 func (m *Main) serveHTTP(ctx context.Context, ln net.Listener, handler http.Handler) error {
 	srv := &http.Server{
 		Handler:           handler,
@@ -472,7 +519,9 @@ func (m *Main) republishStale(ctx context.Context, store *dirdb.Store) error {
 			continue
 		}
 		start := time.Now()
-		stats, err := d.Republish(ctx)
+		pctx, prog := m.loading(ctx, "republishing under the current projection rules", false, "directory", slug)
+		stats, err := d.Republish(pctx)
+		prog.end()
 		store.Release(slug)
 		if errors.Is(err, dirsvc.ErrNotFound) {
 			continue // never imported: no views to make
@@ -500,7 +549,9 @@ func (m *Main) loadDemoIfEmpty(ctx context.Context, store *dirdb.Store) error {
 			return fmt.Errorf("generate demo: %w", err)
 		}
 		start := time.Now()
-		slug, stats, err := primary.Import(ctx, store, &buf)
+		pctx, prog := m.loading(ctx, "loading demo directory", false)
+		slug, stats, err := primary.Import(pctx, store, &buf)
+		prog.end()
 		if err != nil {
 			return fmt.Errorf("load demo: %w", err)
 		}
@@ -519,7 +570,11 @@ func (m *Main) restoreIfEmpty(ctx context.Context, target replicate.Target) erro
 	if _, err := os.Stat(dirsvc.FilePath(m.Data, dirsvc.PlatformFile)); err == nil {
 		return nil
 	}
-	points, err := restoreFolder(ctx, m.Data, target, replicate.At{})
+	start := time.Now()
+	m.Log.Info("restoring the empty data folder from the replica target")
+	points, err := restoreFolder(ctx, m.Data, target, replicate.At{}, func(p replicate.Restored) {
+		m.Log.Info("restored", "file", p.Name, "position", p.TXID, "as_of", p.Time, "elapsed", time.Since(start).Round(time.Millisecond))
+	})
 	if errors.Is(err, replicate.ErrNotReplicated) && len(points) == 0 {
 		m.Log.Info("the replica target holds nothing yet: starting empty")
 		return nil
@@ -529,10 +584,7 @@ func (m *Main) restoreIfEmpty(ctx context.Context, target replicate.Target) erro
 	if _, err := replicate.NewLineage(m.Data); err != nil { // edges bootstrap afresh
 		return err
 	}
-	for _, p := range points {
-		m.Log.Info("restored", "file", p.Name, "position", p.TXID, "as_of", p.Time)
-	}
-	m.Log.Info("restored the data folder from the replica target", "files", len(points))
+	m.Log.Info("restored the data folder from the replica target", "files", len(points), "duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -140,8 +140,7 @@ func (c *Checker) Count() int {
 // and each violation. The body stays readable: Check reads it and replaces resp.Body with a fresh
 // reader. A 304 response is only checked to be documented; a HEAD request is checked as GET without
 // its body; a 405 to a method the path does not offer is checked against its Allow header and the 405
-// response an operation of the path documents; paths under /healthz are not checked (an operational
-// route, not part of the contract) and are not counted.
+// response an operation of the path documents.
 func (c *Checker) Check(tb testing.TB, req *http.Request, resp *http.Response) {
 	tb.Helper()
 	if req == nil && resp != nil {
@@ -149,9 +148,6 @@ func (c *Checker) Check(tb testing.TB, req *http.Request, resp *http.Response) {
 	}
 	if req == nil || req.URL == nil || resp == nil {
 		tb.Errorf("edgetest: Check needs a request with a URL and a response")
-		return
-	}
-	if req.URL.Path == "/healthz" || strings.HasPrefix(req.URL.Path, "/healthz/") {
 		return
 	}
 	var raw []byte

@@ -110,6 +110,8 @@ var goTypes = map[string]any{
 	"ModerationAction": dirsvc.ModerationAction{}, "Reporter": dirsvc.Reporter{}, "ModerationQueue": primary.ModerationQueue{},
 	"ModerationRequest": primary.ModerationRequest{},
 	"SandboxSignupForm": SandboxSignupForm{}, "AccessRequestCreate": primary.AccessRequestBody{}, "AccessRequest": dirsvc.AccessRequest{},
+	"ClientJWKSet": dirsvc.JWKS{}, "ClientJWK": dirsvc.JWK{},
+	"AuthorizationServerMetadata": edge.AuthorizationServerMetadata{}, "SMARTConfiguration": edge.SMARTConfiguration{},
 }
 
 // SandboxSignupForm is the sandbox sign-up form as the portal's page sends it (primary/sandbox.go
@@ -186,6 +188,9 @@ type TokenRequest struct {
 	ClientSecret string `json:"client_secret,omitempty"`
 	Scope        string `json:"scope,omitempty"`
 	Directory    string `json:"directory,omitempty"`
+	// ClientAssertionType and ClientAssertion authenticate the client with a JWT (private_key_jwt).
+	ClientAssertionType string `json:"client_assertion_type,omitempty"`
+	ClientAssertion     string `json:"client_assertion,omitempty"`
 }
 
 // decodeStrict decodes a JSON body into v, refusing members v does not have.
@@ -949,6 +954,10 @@ func TestEdgeAnswersMatchDocument(t *testing.T) {
 	tests := []test{
 		{"/v1/openapi.json", 200, nil},
 		{"/oauth/jwks.json", 200, nil},
+		{"/.well-known/oauth-authorization-server", 200, nil},
+		{"/v1/d/demo/fhir/.well-known/smart-configuration", 200, nil},
+		{"/v1/d/nope/fhir/.well-known/smart-configuration", 404, nil},
+		{"/v1/d/demo/fhir/.well-known/smart-configuration?x=1", 400, nil},
 		{"/v1/d/demo/developers", 200, nil},
 		{"/v1/d/nope/developers", 404, nil},
 		{"/v1/d/demo/federation/manifest", 200, nil},
@@ -1089,7 +1098,7 @@ func TestEdgeAnswersMatchDocument(t *testing.T) {
 			t.Errorf("GET %s = %d, want %d: %s", tt.path, resp.StatusCode, tt.status, body)
 		}
 	}
-	checked := len(tests) - 1 + redirects // every request and each redirect hop; /healthz is not checked
+	checked := len(tests) + redirects // every request and each redirect hop
 
 	// A page's entity tag is the hash of the page.
 	resp, err := client.Get(srv.URL + "/v1/d/demo/locations/loc_full")

@@ -58,7 +58,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 
 	want := []string{"listServices", "getService", "getLocation", "getOrganisation", "getLeadership",
 		"listPractitioners", "getPractitioner", "getRole", "searchIdentifiers", "getDeveloperInfo", "getFederationManifest", "getTaxonomy", "searchServices", "searchOrganisations", "autocomplete", "getNearestLocality",
-		"listCategories", "getCategory", "listCollections", "getCollection", "getOpenAPI",
+		"listCategories", "getCategory", "listCollections", "getCollection", "getOpenAPI", "getHealth",
 		"requestToken", "getJWKS", "putRecord", "transitionRecord", "listChanges",
 		"listWebhooks", "createWebhook", "getWebhook", "updateWebhook", "deleteWebhook", "rotateWebhookSecret",
 		"testWebhook", "listWebhookDeliveries", "getWebhookDelivery", "replayWebhookDelivery",
@@ -67,7 +67,7 @@ func TestDocumentIsOpenAPI31(t *testing.T) {
 		"getBulkExportStatus", "cancelBulkExport", "forwardProposal", "forwardIssue", "getForwardedReceipt",
 		"withdrawForwarded", "listModerationQueue", "getModerationItem", "moderate", "getDeveloperPortal",
 		"getSandboxSignup", "signUpForSandbox", "createAccessRequest"}
-	want = append(want, "getSitemap", "getImage")
+	want = append(want, "getSitemap", "getImage", "getAuthorizationServerMetadata", "getSMARTConfiguration")
 	var got []string
 	for tmpl, item := range m.Model.Paths.PathItems.FromOldest() {
 		for method, op := range item.GetOperations().FromOldest() {
@@ -107,7 +107,7 @@ func splitPattern(pattern string) (method, path string) {
 }
 
 // routes returns the method and path of every route of edge/routes.go, as "GET /v1/...", leaving out
-// /healthz (operational, not the contract) and the catch-all "/".
+// the catch-all "/".
 func routes(t *testing.T) []string {
 	t.Helper()
 	src, err := os.ReadFile("../routes.go")
@@ -117,7 +117,7 @@ func routes(t *testing.T) []string {
 	var out []string
 	for _, m := range routePattern.FindAllStringSubmatch(string(src), -1) {
 		method, path := splitPattern(m[1] + " " + m[2])
-		if path == "/" || path == "/healthz" {
+		if path == "/" {
 			continue
 		}
 		if method == "" {
@@ -288,9 +288,6 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 		if !served[op] {
 			t.Errorf("edge/openapi.json documents %s, which neither edge/routes.go nor the primary serves", op)
 		}
-	}
-	if _, ok := paths["/healthz"]; ok {
-		t.Errorf("/healthz is operational, not part of the contract: leave it out of the document")
 	}
 }
 
@@ -659,8 +656,12 @@ func TestCheckerCatchesProblems(t *testing.T) {
 			resp: response{405, map[string]string{"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store", "Allow": "GET, HEAD"},
 				"Method Not Allowed\n"},
 			want: []string{"text/plain"}},
-		{name: "health is not part of the contract", target: "/healthz",
-			resp: response{200, map[string]string{"Content-Type": "text/plain; charset=utf-8"}, "ok\n"}},
+		{name: "health as documented", target: "/healthz",
+			resp: response{503, map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"},
+				`{"role":"edge","healthy":false,"ready":true}`}},
+		{name: "health as text", target: "/healthz",
+			resp: response{200, map[string]string{"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store"}, "ok\n"},
+			want: []string{"text/plain"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -704,9 +705,10 @@ func TestCount(t *testing.T) {
 	}
 	ok := response{200, recordHeaders(), jsonWithout(t, servicePage())}
 	c.Check(t, httptest.NewRequest("GET", "/v1/d/demo/services/svc_x", nil), ok.result())
-	c.Check(t, httptest.NewRequest("GET", "/healthz", nil), response{200, nil, "ok\n"}.result())
-	if n := c.Count(); n != 1 {
-		t.Errorf("Count = %d after one checked response and /healthz, want 1", n)
+	health := response{200, map[string]string{"Content-Type": "application/json", "Cache-Control": "no-store"}, `{"role":"serve","healthy":true,"ready":true}`}
+	c.Check(t, httptest.NewRequest("GET", "/healthz", nil), health.result())
+	if n := c.Count(); n != 2 {
+		t.Errorf("Count = %d after a record and /healthz were checked, want 2", n)
 	}
 }
 

@@ -104,7 +104,8 @@ func (s *Service) linkExpiry(j *job) time.Time {
 }
 
 // readRequest reads a JSON export request (edge.ReadOptionalJSON: an empty body asks for everything),
-// refusing unknown fields and values, naming the field at fault.
+// refusing unknown fields and values, naming the field at fault. A body of null, or a member of null,
+// is refused too (dirsvc.DecodeJSON), never read as every format or record type.
 func readRequest(w http.ResponseWriter, r *http.Request) (dirsvc.ExportRequest, error) {
 	var req dirsvc.ExportRequest
 	if _, err := edge.ReadOptionalJSON(w, r, maxBody, &req); err != nil {

@@ -44,6 +44,7 @@ func (s *Service) run(parent context.Context, id string) {
 	if err := s.save(j); err != nil {
 		return // cancelled and removed, or the folder is unwritable (logged by the next look)
 	}
+	defer s.countFinished(parent, ctx, j, now)
 	files, err := s.write(ctx, j)
 	switch {
 	case parent.Err() != nil:

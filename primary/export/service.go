@@ -60,6 +60,8 @@ type Config struct {
 	Clients dirsvc.ClientStore
 	// Store, when set, keeps exports' files in object storage too (see Store).
 	Store Store
+	// Metrics counts the exports that end (see Metrics); nil counts nothing.
+	Metrics Metrics
 }
 
 // Service runs exports and serves their API.

@@ -49,6 +49,9 @@ type MirrorConfig struct {
 	// Rescan is how often the configured mirrors are read again (default 5 s).
 	Rescan time.Duration
 	Log    *slog.Logger
+	// Wrote, when set, is told of every batch of a harvest written (the node's metrics count the
+	// records mirrors write and refuse).
+	Wrote func(dirsvc.MirrorStats)
 }
 
 // Harvester runs mirrors' harvests.
@@ -517,7 +520,7 @@ func (r *run) step(ctx context.Context) (bool, HarvestStats, error) {
 		if bulk {
 			ops = nil // the store lets go of a bulk batch's records once it has written them: so does this
 		}
-		ms, err := h.cfg.Store.ApplyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: name, Ops: batch,
+		ms, err := h.applyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: name, Ops: batch,
 			Bulk: bulk, Cursor: cursor, Tier: f.tier.String(), FullHarvest: m.FullHarvest})
 		if err != nil {
 			return false, st, err
@@ -618,7 +621,7 @@ func (h *Harvester) sweep(ctx context.Context, slug string, m *dirsvc.Mirror, cu
 			ops = append(ops, op)
 		}
 		checked += len(ids)
-		ms, err := h.cfg.Store.ApplyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: m.Name, Ops: coalesce(ops),
+		ms, err := h.applyMirror(ctx, slug, dirsvc.MirrorBatch{Mirror: m.Name, Ops: coalesce(ops),
 			Cursor: cursor, Tier: tier.String(), FullHarvest: len(ids) == sweepBatch})
 		if err != nil {
 			return checked, refused, err

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,7 +195,7 @@ func newHookWorld(t *testing.T, configure func(*Config)) *hookWorld {
 		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		RoundWaits: []time.Duration{20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond, 160 * time.Millisecond, 320 * time.Millisecond, 640 * time.Millisecond},
 		QuickWaits: []time.Duration{5 * time.Millisecond}, Timeout: 300 * time.Millisecond, Poll: 10 * time.Millisecond,
-		AllowPrivateAddresses: true, RootCAs: x509.NewCertPool(),
+		AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, RootCAs: x509.NewCertPool(),
 	}
 	if configure != nil {
 		configure(&cfg)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +21,12 @@ import (
 // that embed one of those. An endpoint's address is checked when it is registered, and every
 // connection is checked again at connect time, on the address actually dialled: a name that resolved
 // to a public address at registration and to a private one later (DNS rebinding) is refused.
+//
+// An operator may allow networks besides the public internet (Config.AllowNetworks, the flag
+// --webhook-allow-networks): a partner system inside the health network the primary runs in, or a
+// developer's receiver on 127.0.0.1. An address inside one is reached; loopback only inside a
+// loopback network; cloud metadata and the other neverRanges never. The checks are the same, at
+// registration and at connect time.
 
 // specialRange is an entry of the IANA special-purpose address registries (IPv4 and IPv6) that a
 // webhook may never reach, or a range that embeds an IPv4 address (which a relay or translator
@@ -110,24 +117,152 @@ func publicAddr(ip netip.Addr) bool {
 // errNotPublic is the cause of a connection refused at connect time.
 var errNotPublic = errors.New("the address is not a public internet address")
 
+// neverRanges are never reached, whatever networks the operator allows: cloud instance metadata and
+// credential services (a receiver there would hand a partner the machine's credentials), addresses
+// that reach no single host, and the ranges that embed an IPv4 address, which a translator or relay
+// reaches whatever that address is (a network is allowed by naming the IPv4 network itself).
+var neverRanges = func() []specialRange {
+	var out []specialRange
+	for _, r := range [][3]string{
+		{"169.254.169.254/32", "cloud instance metadata (AWS, Azure, Google Cloud, Oracle Cloud, OpenStack, DigitalOcean)", "provider documentation"},
+		{"169.254.170.2/32", "container credentials (Amazon ECS)", "provider documentation"},
+		{"169.254.170.23/32", "pod identity credentials (Amazon EKS)", "provider documentation"},
+		{"fd00:ec2::254/128", "cloud instance metadata (AWS, IPv6)", "provider documentation"},
+		{"fd00:ec2::23/128", "pod identity credentials (Amazon EKS, IPv6)", "provider documentation"},
+		{"100.100.100.200/32", "cloud instance metadata (Alibaba Cloud)", "provider documentation"},
+		{"168.63.129.16/32", "host agent (Azure WireServer)", "provider documentation"},
+		{"192.0.0.192/32", "cloud instance metadata (Oracle Cloud Classic)", "provider documentation"},
+		{"0.0.0.0/8", "this network (0.0.0.0 reaches the host itself)", "RFC 791"},
+		{"::/128", "unspecified address (reaches the host itself)", "RFC 4291"},
+		{"224.0.0.0/4", "multicast", "RFC 5771"},
+		{"ff00::/8", "multicast", "RFC 4291"},
+		{"255.255.255.255/32", "limited broadcast", "RFC 919"},
+		{"::/96", "IPv4-compatible (embeds an IPv4 address)", "RFC 4291"},
+		{"::ffff:0:0:0/96", "IPv4-translated (embeds an IPv4 address)", "RFC 2765"},
+		{"64:ff9b::/96", "IPv4-IPv6 translation (embeds an IPv4 address)", "RFC 6052"},
+		{"64:ff9b:1::/48", "local-use IPv4/IPv6 translation (embeds an IPv4 address)", "RFC 8215"},
+		{"2001::/32", "Teredo (embeds an IPv4 address)", "RFC 4380"},
+		{"2002::/16", "6to4 (embeds an IPv4 address)", "RFC 3056"},
+	} {
+		out = append(out, specialRange{netip.MustParsePrefix(r[0]), r[1], r[2]})
+	}
+	return out
+}()
+
+// neverRangeOf returns the range of neverRanges that holds ip (an IPv4-mapped address as its IPv4
+// address), or nil. The loopback address ::1, inside ::/96, is loopback and not held.
+func neverRangeOf(ip netip.Addr) *specialRange {
+	ip = ip.Unmap()
+	if ip.IsLoopback() {
+		return nil
+	}
+	for i := range neverRanges {
+		if neverRanges[i].prefix.Contains(ip) {
+			return &neverRanges[i]
+		}
+	}
+	return nil
+}
+
+// loopbackNetwork reports whether every address of p is a loopback address: only such a network
+// lets webhooks reach the primary's own host, so that a wide network (10.0.0.0/8, or 0.0.0.0/0)
+// never opens the services listening on loopback.
+func loopbackNetwork(p netip.Prefix) bool {
+	return p.Addr().IsLoopback() && (p.Addr().Is4() && p.Bits() >= 8 || p.Addr().Is6() && p.Bits() == 128)
+}
+
+// CheckNetworks checks the networks an operator allows webhooks to reach besides the public
+// internet, and returns them as guards compare them: an IPv4-mapped network as its IPv4 network. A
+// network with bits set past its prefix length is refused (10.1.2.3/8 is a slip for 10.0.0.0/8 or
+// 10.1.2.3/32), and so is one that lies wholly in a range never reached (see neverRanges).
+func CheckNetworks(networks []netip.Prefix) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, 0, len(networks))
+	for _, p := range networks {
+		if !p.IsValid() {
+			return nil, errors.New("an invalid network")
+		}
+		if p != p.Masked() {
+			return nil, fmt.Errorf("%s has bits set past its prefix length: %s names the network, %s the one address",
+				p, p.Masked(), netip.PrefixFrom(p.Addr(), p.Addr().BitLen()))
+		}
+		if p.Addr().Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		for _, r := range neverRanges {
+			if !loopbackNetwork(p) && r.prefix.Bits() <= p.Bits() && r.prefix.Contains(p.Addr()) {
+				return nil, fmt.Errorf("%s holds only addresses webhooks never reach: %s (%s)", p, r.name, r.prefix)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// ParseNetworks parses a comma-separated list of networks in CIDR notation (10.0.0.0/8,fd00::/8),
+// checked by CheckNetworks. An empty list allows none.
+func ParseNetworks(list string) ([]netip.Prefix, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var ps []netip.Prefix
+	for _, s := range strings.Split(list, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil, errors.New("an empty item: networks are separated by single commas")
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			if _, aerr := netip.ParseAddr(s); aerr == nil {
+				return nil, fmt.Errorf("%q is an address: name a network as ADDRESS/BITS (one address: %s/%d)", s, s, netip.MustParseAddr(s).BitLen())
+			}
+			return nil, fmt.Errorf("%q is not a network in CIDR notation, e.g. 10.0.0.0/8 or fd00::/8", s)
+		}
+		ps = append(ps, p)
+	}
+	return CheckNetworks(ps)
+}
+
 // guard decides which addresses the primary may send webhooks to.
 type guard struct {
-	// allowPrivate lets tests reach receivers on 127.0.0.1 (Config.AllowPrivateAddresses).
-	allowPrivate bool
-	resolver     *net.Resolver
+	// networks are the operator's networks, besides the public internet, that may be reached
+	// (Config.AllowNetworks, checked by CheckNetworks).
+	networks []netip.Prefix
+	// allowAll lets every address through: mirrors' harvests with --mirror-allow-loopback (see
+	// NewGuard).
+	allowAll bool
+	resolver *net.Resolver
+}
+
+// allows reports whether the primary may connect to ip: a public address, or one inside a network
+// the operator allowed (a loopback address only inside a loopback network), never one of
+// neverRanges.
+func (g *guard) allows(ip netip.Addr) bool {
+	if g.allowAll {
+		return true
+	}
+	ip = ip.Unmap()
+	if !ip.IsValid() || ip.Zone() != "" || neverRangeOf(ip) != nil {
+		return false
+	}
+	if publicAddr(ip) {
+		return true
+	}
+	for _, p := range g.networks {
+		if p.Contains(ip) && (!ip.IsLoopback() || loopbackNetwork(p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // control is the dialer's check of every connection, on the address it is about to connect to.
 func (g *guard) control(network, address string, _ syscall.RawConn) error {
-	if g.allowPrivate {
-		return nil
-	}
 	host, _, err := net.SplitHostPort(address)
 	if err != nil {
 		return err
 	}
 	ip, err := netip.ParseAddr(host)
-	if err != nil || !publicAddr(ip) {
+	if err != nil || !g.allows(ip) {
 		return errNotPublic
 	}
 	return nil
@@ -162,37 +297,39 @@ func (g *guard) checkURL(ctx context.Context, raw string) (string, error) {
 		}
 	}
 	if msg := g.checkHost(ctx, u.Hostname()); msg != "" {
-		return bad("%s", msg)
+		// The same words whatever the operator allowed and whatever the name resolved to: a
+		// partner learns nothing of the network the primary runs in.
+		return bad("%s; receivers on a private network are reached only where the operator allows that network (--webhook-allow-networks)", msg)
 	}
 	return u.String(), nil
 }
 
-// checkHost says why host is not a public internet address or name, or "" when it is (or when
-// private addresses are allowed).
+// checkHost says why host is not an address the guard allows, or a name that resolves only to
+// such addresses; "" when it is. A name that does not resolve and one that resolves to an address
+// not allowed get the same answer: a partner learns nothing of the names known inside the
+// network the primary runs in.
 func (g *guard) checkHost(ctx context.Context, host string) string {
-	if g.allowPrivate {
+	if g.allowAll {
 		return ""
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if !publicAddr(ip) {
+		if !g.allows(ip) {
 			return "the address is not a public internet address"
 		}
 		return ""
 	}
-	if name := strings.ToLower(strings.TrimSuffix(host, ".")); name == "localhost" || strings.HasSuffix(name, ".localhost") ||
-		strings.HasSuffix(name, ".local") || strings.HasSuffix(name, ".internal") || !strings.Contains(name, ".") {
+	// Names that are never public are refused without a lookup, unless the operator allowed a
+	// network, where such names (partner.internal) may be a receiver's.
+	if name := strings.ToLower(strings.TrimSuffix(host, ".")); len(g.networks) == 0 && (name == "localhost" ||
+		strings.HasSuffix(name, ".localhost") || strings.HasSuffix(name, ".local") || strings.HasSuffix(name, ".internal") ||
+		!strings.Contains(name, ".")) {
 		return "the host is not a public internet name"
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	addrs, err := g.resolver.LookupNetIP(ctx, "ip", host)
-	if err != nil || len(addrs) == 0 {
-		return "the host does not resolve"
-	}
-	for _, a := range addrs {
-		if !publicAddr(a) {
-			return fmt.Sprintf("the host resolves to an address that is not public (%s)", kindOf(a))
-		}
+	if err != nil || len(addrs) == 0 || slices.ContainsFunc(addrs, func(a netip.Addr) bool { return !g.allows(a) }) {
+		return "the host does not resolve, or not to public internet addresses only"
 	}
 	return ""
 }
@@ -201,12 +338,12 @@ func (g *guard) checkHost(ctx context.Context, host string) string {
 // the very rules webhooks follow, at registration and at every connection.
 type Guard struct{ g guard }
 
-// NewGuard returns a guard; allowPrivate lets loopback and private addresses through (tests and
-// local setups only).
-func NewGuard(allowPrivate bool) *Guard { return &Guard{guard{allowPrivate: allowPrivate}} }
+// NewGuard returns a guard of public addresses; allowAll lets every address through, loopback and
+// private ones included (mirrors' --mirror-allow-loopback, for tests and local setups only).
+func NewGuard(allowAll bool) *Guard { return &Guard{guard{allowAll: allowAll}} }
 
-// AllowsPrivate reports whether the guard lets private addresses through.
-func (g *Guard) AllowsPrivate() bool { return g.g.allowPrivate }
+// AllowsPrivate reports whether the guard lets every address through.
+func (g *Guard) AllowsPrivate() bool { return g.g.allowAll }
 
 // CheckHost says why host is not a public internet address or name, or "" when it is.
 func (g *Guard) CheckHost(ctx context.Context, host string) string { return g.g.checkHost(ctx, host) }
@@ -215,12 +352,4 @@ func (g *Guard) CheckHost(ctx context.Context, host string) string { return g.g.
 // public, on the address actually dialled.
 func (g *Guard) Control(network, address string, c syscall.RawConn) error {
 	return g.g.control(network, address, c)
-}
-
-// kindOf names the kind of a non-public address, for the registering partner.
-func kindOf(ip netip.Addr) string {
-	if r := specialRangeOf(ip); r != nil {
-		return r.name
-	}
-	return fmt.Sprintf("not a public unicast address: %s", ip.Unmap())
 }

@@ -32,8 +32,8 @@ func TestOnlyPublicAddressesPass(t *testing.T) {
 			t.Errorf("dialling %s: %v", c.ip, err)
 		}
 	}
-	if err := (&guard{allowPrivate: true}).control("tcp", "127.0.0.1:443", nil); err != nil {
-		t.Errorf("the test switch: %v", err)
+	if err := allowing(t, "127.0.0.0/8", nil).control("tcp", "127.0.0.1:443", nil); err != nil {
+		t.Errorf("with 127.0.0.0/8 allowed: %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -63,11 +64,14 @@ type Config struct {
 	Poll, Retention time.Duration
 	// Sending bounds the requests to receivers in flight (default 64).
 	Sending int
+	// Metrics counts the rounds sent and the endpoints stopped (see Metrics); nil counts nothing.
+	Metrics Metrics
 
-	// AllowPrivateAddresses lets endpoints be registered on, and messages sent to, addresses that are
-	// not public, such as 127.0.0.1, and over http. For tests only: no flag or setting of the service
-	// sets it.
-	AllowPrivateAddresses bool
+	// AllowNetworks are the networks besides the public internet that endpoints may be registered
+	// in and messages sent to (the operator's --webhook-allow-networks; see CheckNetworks): an
+	// address inside one is reached, a loopback address only inside a loopback network (127.0.0.0/8,
+	// ::1/128), and cloud metadata never. None: public addresses only.
+	AllowNetworks []netip.Prefix
 	// RootCAs, when set, replaces the system's certificate authorities (tests' receivers).
 	RootCAs *x509.CertPool
 	// Resolver resolves endpoints' names at registration (nil: the system's).
@@ -127,7 +131,11 @@ func New(cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &guard{allowPrivate: cfg.AllowPrivateAddresses, resolver: cfg.Resolver}
+	networks, err := CheckNetworks(cfg.AllowNetworks)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: allowed networks: %w", err)
+	}
+	g := &guard{networks: networks, resolver: cfg.Resolver}
 	return &Service{
 		cfg:     cfg,
 		seal:    seal,
@@ -435,6 +443,7 @@ func (s *Service) deliver(ctx context.Context, e *dirsvc.WebhookEndpoint, d *dir
 	if err := s.cfg.Store.RecordRound(ctx, e.Directory, d, out.tries, failing); err != nil {
 		return err
 	}
+	s.countRound(d, out.gone)
 	if state != "" {
 		return s.setState(ctx, e, state, reason)
 	}
@@ -443,7 +452,11 @@ func (s *Service) deliver(ctx context.Context, e *dirsvc.WebhookEndpoint, d *dir
 
 func (s *Service) setState(ctx context.Context, e *dirsvc.WebhookEndpoint, state, reason string) error {
 	s.cfg.Log.Warn("webhooks: endpoint "+state, "directory", e.Directory, "endpoint", e.ID, "reason", reason)
-	return s.cfg.Store.SetWebhookState(ctx, e.Directory, e.ID, state, reason, s.cfg.Now())
+	if err := s.cfg.Store.SetWebhookState(ctx, e.Directory, e.ID, state, reason, s.cfg.Now()); err != nil {
+		return err
+	}
+	s.countStopped(state)
+	return nil
 }
 
 // prune removes the delivery log older than the retention.
