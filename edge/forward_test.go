@@ -38,7 +38,7 @@ func (p *positions) WaitFor(_ context.Context, dir string, pos uint64, lineage s
 
 func (p *positions) Position(dir string) (uint64, bool) { return p.at, dir == "small" }
 
-// vouchingFor is the credential an edge vouches for client addresses with, as README states it:
+// vouchingFor is the credential an edge vouches for client addresses with, as docs/operations.md states it:
 // the hex HMAC-SHA256 of a fixed label keyed with the replication token.
 func vouchingFor(token string) string {
 	m := hmac.New(sha256.New, []byte(token))

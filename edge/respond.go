@@ -44,7 +44,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, a dirsvc.Audi
 // cacheTags names what an anonymous public answer depends on, so a cache in front can purge it when
 // the directory changes. The tags go in one header, Cache-Tag, comma-separated (the convention of
 // Cloudflare, which others follow): dir:<slug> on every answer, then the answer's own tags (see
-// dirTag and README's list). Private answers are never stored and carry none.
+// dirTag and the list in docs/api.md). Private answers are never stored and carry none.
 func (s *Server) cacheTags(w http.ResponseWriter, r *http.Request, tags ...string) {
 	if tokenFrom(r.Context()) != nil {
 		return

@@ -162,7 +162,7 @@ func LoadServerKey(ctx context.Context, store dirsvc.ClientStore, cfg ServerKeyC
 // the environment's key won over a key file that the clients were made under, it says so.
 func (cfg *ServerKeyConfig) reportLost(ctx context.Context, store dirsvc.ClientStore, lost []string, source string, env, file []byte, legacyID string) {
 	attrs := []any{"clients", len(lost), "ids", idList(lost), "key", source,
-		"fix", "give the server key this data folder was used with, from where it was stored (README: Disaster recovery); " +
+		"fix", "give the server key this data folder was used with, from where it was stored (docs/operations.md: Disaster recovery); " +
 			"if it is lost for good, accept a new one and give each of these clients a new secret (dirsvc clients rotate) or revoke it"}
 	if env != nil && file != nil && !hmac.Equal(env, file) {
 		if l, _, err := unverifiedClients(ctx, store, file, legacyID); err == nil && len(l) == 0 {

@@ -20,7 +20,7 @@ func (m *Main) serverKey(ctx context.Context, store *dirdb.Store, acceptNew bool
 	key, err := primary.LoadServerKey(ctx, store, primary.ServerKeyConfig{Path: filepath.Join(m.Data, "server.key"),
 		Env: envOr("DIRSVC_SERVER_KEY", ""), AcceptNew: acceptNew, Log: m.Log})
 	if errors.Is(err, primary.ErrServerKeyMismatch) {
-		return nil, fmt.Errorf("%w; give the key this data folder was used with (README: Disaster recovery), "+
+		return nil, fmt.Errorf("%w; give the key this data folder was used with (docs/operations.md: Disaster recovery), "+
 			"or pass --accept-new-server-key to go on without those clients until their secrets are rotated", err)
 	}
 	return key, err

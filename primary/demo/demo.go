@@ -7,14 +7,13 @@
 // source seeded from Options.Seed; no map is ever iterated unsorted). Records are streamed through a
 // buffered writer, so memory stays modest at 100,000 services.
 //
-// Every case the specification names appears in every directory generated (see README.md for the
-// list and the counts of the standard demo): withheld addresses, unlisted sites, practitioners who
-// hide their name or keep fields private, every gender value, records in every lifecycle state,
-// local types that refine platform types and ones that do not, several specialties, collections
-// that must and must not be shown, senior management with past appointments and staff-only details,
-// numbers of another country, and contacts and identifiers restricted to some audiences. Every value
-// that some served audience may not see carries a canary marker; see Canaries and Leaks for the
-// scheme.
+// Every case the specification names appears in every directory generated: withheld addresses,
+// unlisted sites, practitioners who hide their name or keep fields private, every gender value,
+// records in every lifecycle state, local types that refine platform types and ones that do not,
+// several specialties, collections that must and must not be shown, senior management with past
+// appointments and staff-only details, numbers of another country, and contacts and identifiers
+// restricted to some audiences. Every value that some served audience may not see carries a canary
+// marker; see Canaries and Leaks for the scheme.
 package demo
 
 import (
