@@ -73,6 +73,7 @@ type chaos struct {
 // bucket hold the same value of every record, published and canonical, none older than its last
 // acknowledged write. DIRSVC_CHAOS_SEED=N replays a run's schedule.
 func TestReplicationSurvivesChaos(t *testing.T) {
+	slowScenario(t)
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -69,6 +69,7 @@ func pollExportIn(t *testing.T, c *http.Client, addr, dir, id string, done func(
 // failed, with no files and no part file left in its folder; an export asked for then succeeds and
 // its files download whole.
 func TestAPrimaryKilledDuringAnExportEndsItFailed(t *testing.T) {
+	slowScenario(t)
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -67,6 +67,7 @@ type example struct {
 }
 
 func TestPortalInABrowser(t *testing.T) {
+	slowScenario(t)
 	if testing.Short() {
 		t.Skip("builds and runs the binary and a browser")
 	}

@@ -52,6 +52,7 @@ func restoredDirectory(out, slug string) bool {
 // acknowledged write made to another directory just before, and every directory imported before a
 // restart the primary served. The directory just imported is there whole, or not at all.
 func TestARestoreAtAnyMomentAfterAnImportHoldsEveryAcknowledgedWrite(t *testing.T) {
+	slowScenario(t)
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -112,6 +113,7 @@ func TestARestoreAtAnyMomentAfterAnImportHoldsEveryAcknowledgedWrite(t *testing.
 // or finds nothing to restore (no platform file), never a platform that names a directory the
 // replica lacks.
 func TestARestoreAtAnyMomentAfterAStartHoldsEveryDirectory(t *testing.T) {
+	slowScenario(t)
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -45,6 +45,9 @@ const services = 20000
 // and both arrive whole; and, from each node, a reader that stops reading for longer than the idle
 // bound, which is cut and then resumes with a range request to the same bytes.
 func TestDownloadsOverASlowLink(t *testing.T) {
+	if os.Getenv("DIRSVC_SLOW_TESTS") != "1" {
+		t.Skip("a slow scenario: runs with DIRSVC_SLOW_TESTS=1 (as .ci/run does)")
+	}
 	if testing.Short() {
 		t.Skip("runs the binary for three minutes")
 	}
