@@ -32,12 +32,14 @@ func (s *Service) run(parent context.Context, id string) {
 		s.mu.Unlock()
 		return
 	}
-	s.cancels[id] = cancel
+	done := make(chan struct{})
+	s.cancels[id] = running{cancel, done}
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.cancels, id)
 		s.mu.Unlock()
+		close(done)
 	}()
 	now := s.cfg.Now().UTC()
 	j.Status, j.StartedAt = dirsvc.ExportRunning, &now

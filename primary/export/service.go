@@ -71,7 +71,7 @@ type Service struct {
 
 	mu      sync.Mutex
 	queue   chan string
-	cancels map[string]context.CancelFunc // running exports
+	cancels map[string]running // running exports
 	// statuses are the statuses read from the bucket for the list (see stored), under mu.
 	statuses map[string]*job
 }
@@ -97,7 +97,7 @@ func New(cfg Config) (*Service, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("create the exports folder: %w", err)
 	}
-	s := &Service{cfg: cfg, root: root, queue: make(chan string, 1024), cancels: map[string]context.CancelFunc{}}
+	s := &Service{cfg: cfg, root: root, queue: make(chan string, 1024), cancels: map[string]running{}}
 	// What a previous process left is settled before anything is served: no export answers running
 	// that no process runs.
 	if err := s.recover(); err != nil {
@@ -421,15 +421,29 @@ func (s *Service) finish(j *job, st, msg string) {
 // cancel stops export id if it runs, and removes it, from object storage too.
 func (s *Service) cancel(ctx context.Context, id string) error {
 	s.mu.Lock()
-	stop := s.cancels[id]
+	run, ok := s.cancels[id]
 	s.mu.Unlock()
-	if stop != nil {
-		stop()
+	if ok {
+		// Its writer stops, and is waited for: a file it was writing as the folder is removed would
+		// otherwise be left behind, or stop the removal.
+		run.cancel()
+		select {
+		case <-run.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if err := s.unstore(ctx, id); err != nil {
 		return err
 	}
 	return os.RemoveAll(s.folder(id))
+}
+
+// running is an export being written: how to stop it, and a channel closed once its writer has
+// returned.
+type running struct {
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 // removeFiles removes every file of an export folder but its status.
