@@ -61,7 +61,7 @@ func (s *Portal) HandleAccessRequest(w http.ResponseWriter, r *http.Request) {
 	}
 	req := &dirsvc.AccessRequest{Client: c.ID, Directory: body.Directory, Scopes: body.Scopes,
 		PractitionerListReason: strings.TrimSpace(body.PractitionerListReason)}
-	if len(body.JWKS) > 0 && string(body.JWKS) != "null" {
+	if len(body.JWKS) > 0 { // a null is refused as the body is read (dirsvc.DecodeJSON)
 		if req.Keys, err = dirsvc.ParseJWKS(body.JWKS); err != nil {
 			s.Edge.WriteError(w, r, err)
 			return
